@@ -1,0 +1,242 @@
+"""The data model shared by loaders, tasks, solvers, scorers and analysis.
+
+Conventions (every part of the suite relies on them):
+
+- Steps are 0-based positions in the trajectory's ``steps`` list. ``Step.index`` always equals
+  that position; labels and predictions use it. ``Step.source_index`` keeps the source file's own
+  numbering for traceability.
+- A component's ``id`` is its stable key. ``SystemSpec.components`` is ordered and that order IS
+  the order of the binary hazard vector (``SystemSpec.vector``).
+- ``Trajectory.label is None`` marks a *safe* control (no decisive fault).
+- Solvers only ever see ``Trajectory.model_view()``: no label, and no reference answer unless a
+  task argument asks for it.
+
+All models are pydantic v2 and round-trip through JSON (``model_dump_json`` /
+``model_validate_json``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+ComponentKind = Literal["agent", "software", "hardware", "human"]
+StepKind = Literal["agent", "tool_call", "tool_result", "human", "system"]
+LabelKind = Literal["step", "vector"]
+Scalar = str | int | float | bool | None
+
+SYSTEM_SPEAKER = "system"
+"""Reserved ``Step.agent`` for messages the orchestration framework itself injected (kind "system");
+it is not a hazard dimension."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Component(_Model):
+    """One hazard dimension: an agent, a piece of software or hardware, or a human."""
+
+    id: str = Field(min_length=1)
+    name: str
+    kind: ComponentKind
+    description: str = ""
+    system_prompt: str | None = None
+    tools: list[str] = Field(default_factory=list)
+
+
+class Link(_Model):
+    """A directed edge of the system's structural graph (``source`` talks to or reads ``target``)."""
+
+    source: str
+    target: str
+
+
+class SystemSpec(_Model):
+    """The analysed multi-agent system: ordered components and their structural links."""
+
+    name: str
+    components: list[Component]
+    links: list[Link] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check(self) -> SystemSpec:
+        ids = [c.id for c in self.components]
+        if len(set(ids)) != len(ids):
+            dup = sorted({i for i in ids if ids.count(i) > 1})
+            raise ValueError(f"duplicate component ids: {dup}")
+        known = set(ids)
+        for link in self.links:
+            for end in (link.source, link.target):
+                if end not in known:
+                    raise ValueError(f"link {link.source}->{link.target} names unknown component {end!r}")
+        return self
+
+    @property
+    def ids(self) -> list[str]:
+        return [c.id for c in self.components]
+
+    @property
+    def agents(self) -> list[Component]:
+        return [c for c in self.components if c.kind == "agent"]
+
+    def component(self, component_id: str) -> Component:
+        for c in self.components:
+            if c.id == component_id:
+                return c
+        raise KeyError(component_id)
+
+    def vector(self, faulty: list[str] | set[str]) -> list[int]:
+        """The binary hazard vector (in component order) for a set of component ids."""
+        unknown = set(faulty) - set(self.ids)
+        if unknown:
+            raise ValueError(f"unknown component ids: {sorted(unknown)}")
+        return [1 if c.id in faulty else 0 for c in self.components]
+
+    def from_vector(self, vector: list[int]) -> list[str]:
+        """The component ids marked 1 in a binary vector of this system's length."""
+        if len(vector) != len(self.components):
+            raise ValueError(f"vector has length {len(vector)}, system has {len(self.components)} components")
+        return [c.id for c, v in zip(self.components, vector) if v == 1]
+
+
+class Step(_Model):
+    """One entry of a log. ``agent`` is the canonical id of the component that produced it
+    (or ``SYSTEM_SPEAKER`` for a framework message of kind "system"). ``source_role`` keeps the
+    source's own speaker label (e.g. ``Orchestrator (-> WebSurfer)``, ``tool:search``)."""
+
+    index: int = Field(ge=0)
+    agent: str
+    kind: StepKind
+    content: str = ""
+    recipient: str | None = None
+    tool_calls: list[str] = Field(default_factory=list)
+    source_index: int | None = None
+    source_role: str | None = None
+
+
+class FaultLabel(_Model):
+    """Ground truth for an unsafe trajectory.
+
+    ``faulty`` lists the faulty component ids (the binary vector is derived from it and the
+    SystemSpec). ``step``/``agent`` are the decisive step and the responsible agent, when the
+    source has them.
+    """
+
+    faulty: list[str]
+    step: int | None = None
+    agent: str | None = None
+    reason: str | None = None
+    fault_names: list[str] = Field(default_factory=list)
+
+
+class Trajectory(_Model):
+    """One logged session of a multi-agent system, with its label (``None`` = safe control)."""
+
+    id: str
+    source: str
+    label_kind: LabelKind
+    task: str = ""
+    reference_answer: str | None = None
+    system: SystemSpec
+    steps: list[Step]
+    label: FaultLabel | None = None
+    meta: dict[str, Scalar] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check(self) -> Trajectory:
+        ids = set(self.system.ids)
+        for position, step in enumerate(self.steps):
+            if step.index != position:
+                raise ValueError(f"steps[{position}].index is {step.index}, expected {position}")
+            if step.agent not in ids and not (step.agent == SYSTEM_SPEAKER and step.kind == "system"):
+                raise ValueError(f"steps[{position}].agent {step.agent!r} is not a component of {self.system.name}")
+        if self.label is not None:
+            unknown = set(self.label.faulty) - ids
+            if unknown:
+                raise ValueError(f"label.faulty names unknown components {sorted(unknown)}")
+            if self.label.step is not None and not 0 <= self.label.step < len(self.steps):
+                raise ValueError(f"label.step {self.label.step} is outside the log (0..{len(self.steps) - 1})")
+            if self.label.agent is not None and self.label.agent not in ids:
+                raise ValueError(f"label.agent {self.label.agent!r} is not a component")
+        return self
+
+    @property
+    def vector(self) -> list[int]:
+        """The ground-truth binary hazard vector (all zeros for a safe control)."""
+        return self.system.vector(self.label.faulty if self.label else [])
+
+    def model_view(self, with_reference_answer: bool = False) -> Trajectory:
+        """The copy a solver may show to a model: no label, no reference answer unless asked."""
+        return self.model_copy(
+            update={
+                "label": None,
+                "reference_answer": self.reference_answer if with_reference_answer else None,
+            }
+        )
+
+
+class PhaseUsage(_Model):
+    """Model calls and tokens spent in one protocol phase."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+class Vote(_Model):
+    """One persona's private vote (POIROT)."""
+
+    voter: str
+    faulty: list[str] = Field(default_factory=list)
+    step: int | None = None
+    justification: str = ""
+    weight: float | None = None
+    valid: bool = True
+    errors: list[str] = Field(default_factory=list)
+
+
+class PrefixVerdict(_Model):
+    """The online auditor's verdict on the prefix ending at step ``prefix_end`` (inclusive)."""
+
+    prefix_end: int
+    alarm: bool
+    step: int | None = None
+    agent: str | None = None
+    reason: str = ""
+    valid: bool = True
+    errors: list[str] = Field(default_factory=list)
+
+
+class Attribution(_Model):
+    """What every solver produces for one sample.
+
+    ``faulty`` is the predicted set of components (the predicted binary vector); ``agent`` and
+    ``step`` the predicted responsible agent and decisive step. ``valid=False`` with ``errors``
+    records an answer that could not be used (malformed output, unknown agent, step outside the
+    log, context overflow); scorers count it as wrong. ``truncated_steps`` lists the steps whose
+    content was cut to fit the rendering budget.
+    """
+
+    method: str
+    scores: dict[str, float] = Field(default_factory=dict)
+    faulty: list[str] = Field(default_factory=list)
+    agent: str | None = None
+    step: int | None = None
+    alarm_step: int | None = None
+    verdicts: list[PrefixVerdict] = Field(default_factory=list)
+    votes: list[Vote] = Field(default_factory=list)
+    valid: bool = True
+    errors: list[str] = Field(default_factory=list)
+    reason: str = ""
+    calls: int = 0
+    usage: dict[str, PhaseUsage] = Field(default_factory=dict)
+    truncated_steps: list[int] = Field(default_factory=list)
+
+    def invalid(self, reason: str) -> Attribution:
+        """Mark this attribution invalid, keeping what was recorded so far."""
+        self.valid = False
+        self.errors.append(reason)
+        return self
