@@ -8,8 +8,10 @@ Resolution order for each dataset (the first existing folder wins):
    the public repository there, see the error message);
 4. the sibling folder ``../shared/datasets/<name>`` of the repository checkout (tests and CI).
 
-A missing dataset raises :class:`DatasetNotFoundError` naming every place that was tried and how
-to get the data.
+An explicit choice is never silently overridden: if ``data_dir`` is given, or the environment
+variable is set, and that folder does not hold the dataset, resolution stops there with an error
+instead of falling back to the cache or the shared folder. A missing dataset raises
+:class:`DatasetNotFoundError` naming every place that was tried and how to get the data.
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ def candidate_dirs(source: DatasetSource, data_dir: str | Path | None = None) ->
 def resolve_data_dir(source: DatasetSource, data_dir: str | Path | None = None) -> Path:
     """The first candidate folder that holds ``source.marker``; raises with every place tried."""
     places = candidate_dirs(source, data_dir)
+    if data_dir or os.environ.get(source.env_var):
+        places = places[:1]  # the user chose this folder: never fall back past it
     for _, path in places:
         if (path / source.marker).exists():
             return path

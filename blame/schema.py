@@ -8,8 +8,8 @@ Conventions (every part of the suite relies on them):
 - A component's ``id`` is its stable key. ``SystemSpec.components`` is ordered and that order IS
   the order of the binary hazard vector (``SystemSpec.vector``).
 - ``Trajectory.label is None`` marks a *safe* control (no decisive fault).
-- Solvers only ever see ``Trajectory.model_view()``: no label, and no reference answer unless a
-  task argument asks for it.
+- Solvers only ever see ``Trajectory.model_view()``: no label, no ``meta`` covariates, and no
+  reference answer unless a task argument asks for it.
 
 All models are pydantic v2 and round-trip through JSON (``model_dump_json`` /
 ``model_validate_json``).
@@ -168,10 +168,13 @@ class Trajectory(_Model):
         return self.system.vector(self.label.faulty if self.label else [])
 
     def model_view(self, with_reference_answer: bool = False) -> Trajectory:
-        """The copy a solver may show to a model: no label, no reference answer unless asked."""
+        """The copy a solver may show to a model: no label, no reference answer unless asked,
+        and no ``meta`` (it holds label-derived covariates such as ``n_errors`` and
+        ``label_consistent``, which are for analysis only)."""
         return self.model_copy(
             update={
                 "label": None,
+                "meta": {},
                 "reference_answer": self.reference_answer if with_reference_answer else None,
             }
         )

@@ -1,0 +1,134 @@
+"""The step-numbered, agent-labelled text of a log that every solver shows a model.
+
+Layout of one step (``i`` is the 0-based step index that labels and predictions use)::
+
+    [step i] <agent> -> <recipient> (<kind>; tools: a, b)
+    <content>
+
+Budgets (:class:`RenderBudget`), in characters, applied in this order:
+
+1. ``max_step_chars``: a step's content longer than this keeps that many characters, its head
+   and tail, around the marker ``[... N characters cut ...]`` (a step only a marker's length
+   longer is kept whole: cutting never lengthens a step).
+2. ``max_total_chars``: if the whole log is still longer, the per-step limit is lowered (the same
+   limit for every step, found by bisection) until it fits. Headers are never cut, so every step
+   number and speaker stays visible; if even the smallest limit (0: headers plus cut markers)
+   exceeds the budget, the text is longer than the budget and ``RenderedLog.over_budget`` says so.
+
+Every step whose content was cut is listed in ``RenderedLog.truncated_steps``; solvers copy it into
+the Attribution. The defaults (4,000 per step, 60,000 in all, about 15k tokens) keep every Who&When
+Algorithm-Generated log whole and cut long Hand-Crafted logs (up to ~305k characters); for a model
+with an 8k-token window pass about ``max_total_chars=20000``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from blame.schema import Step, SystemSpec, Trajectory
+
+CUT_MARKER = "[... {n} characters cut ...]"
+
+
+@dataclass(frozen=True)
+class RenderBudget:
+    """Character budgets for rendering a log (see the module docstring)."""
+
+    max_step_chars: int = 4000
+    max_total_chars: int = 60000
+    max_prompt_chars: int = 1500
+
+    def __post_init__(self) -> None:
+        if min(self.max_step_chars, self.max_total_chars, self.max_prompt_chars) < 0:
+            raise ValueError(f"render budgets must be >= 0, got {self}")
+
+
+@dataclass
+class RenderedLog:
+    """A rendered log and what was cut to fit the budget."""
+
+    text: str
+    truncated_steps: list[int] = field(default_factory=list)
+    over_budget: bool = False
+
+
+def cut_middle(text: str, limit: int) -> str:
+    """``text`` with its middle replaced by a cut marker so that ``limit`` characters remain.
+
+    The text is kept whole when cutting would not make it shorter (it is at most ``limit``
+    characters plus the marker's length), so cutting never lengthens a step and the rendered
+    length grows monotonically with ``limit`` (which the total-budget bisection relies on).
+    """
+    keep = max(limit, 0)
+    head = text[: (keep + 1) // 2]
+    tail = text[len(text) - keep // 2 :] if keep // 2 else ""
+    cut = f"{head}{CUT_MARKER.format(n=len(text) - len(head) - len(tail))}{tail}"
+    return cut if len(cut) < len(text) else text
+
+
+def step_header(step: Step) -> str:
+    """``[step i] agent -> recipient (kind; tools: ...)``."""
+    who = step.agent if step.recipient is None else f"{step.agent} -> {step.recipient}"
+    details = step.kind if not step.tool_calls else f"{step.kind}; tools: {', '.join(step.tool_calls)}"
+    return f"[step {step.index}] {who} ({details})"
+
+
+def _render_steps(steps: list[Step], limit: int) -> tuple[str, list[int]]:
+    blocks, truncated = [], []
+    for step in steps:
+        content = cut_middle(step.content, limit)
+        if content != step.content:
+            truncated.append(step.index)
+        blocks.append(f"{step_header(step)}\n{content}" if content else step_header(step))
+    return "\n\n".join(blocks), truncated
+
+
+def render_steps(steps: list[Step], budget: RenderBudget = RenderBudget()) -> RenderedLog:
+    """Render ``steps`` (any contiguous or filtered subset of a log) within ``budget``."""
+    text, truncated = _render_steps(steps, budget.max_step_chars)
+    if len(text) <= budget.max_total_chars:
+        return RenderedLog(text, truncated)
+    low, high = 0, budget.max_step_chars  # invariant: `high` is too long, or is the maximum
+    if len(_render_steps(steps, 0)[0]) > budget.max_total_chars:
+        text, truncated = _render_steps(steps, 0)
+        return RenderedLog(text, truncated, over_budget=True)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if len(_render_steps(steps, middle)[0]) <= budget.max_total_chars:
+            low = middle
+        else:
+            high = middle
+    text, truncated = _render_steps(steps, low)
+    return RenderedLog(text, truncated)
+
+
+def render_log(trajectory: Trajectory, budget: RenderBudget = RenderBudget()) -> RenderedLog:
+    """Render the whole log of ``trajectory`` within ``budget``."""
+    return render_steps(trajectory.steps, budget)
+
+
+def render_system(system: SystemSpec, budget: RenderBudget = RenderBudget(), prompts: bool = True) -> str:
+    """The system's components (id, kind, description) and, optionally, agents' system prompts."""
+    lines = [f"System: {system.name}", "Components (hazard dimensions, in order):"]
+    for position, c in enumerate(system.components):
+        description = f": {c.description}" if c.description else ""
+        label = c.id if c.name == c.id else f"{c.id} ({c.name})"
+        lines.append(f"  {position}. {label} [{c.kind}]{description}")
+    if prompts:
+        for c in system.components:
+            if c.system_prompt:
+                prompt = cut_middle(c.system_prompt, budget.max_prompt_chars)
+                lines.append(f"\nSystem prompt of {c.id}:\n{prompt}")
+    return "\n".join(lines)
+
+
+def render_task(trajectory: Trajectory) -> str:
+    """The user's task, plus the reference answer only if the trajectory still carries it.
+
+    Pass ``Trajectory.model_view()`` here: it carries the reference answer only when the task
+    argument ``with_reference_answer`` asked for it.
+    """
+    text = f"Task given to the system:\n{trajectory.task or '(not recorded)'}"
+    if trajectory.reference_answer is not None:
+        text += f"\n\nReference answer to the task (shown by task option): {trajectory.reference_answer}"
+    return text

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Create ./.venv (Python >= 3.11) if it does not exist and install blame-bench (editable) with the
+# test dependencies. Sourced by test.sh and demo.sh; safe to run again.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  echo "==> creating .venv with $("$PYTHON" --version)"
+  "$PYTHON" -m venv .venv
+fi
+echo "==> installing blame-bench and its dependencies into .venv"
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e ".[dev]"

@@ -1,0 +1,81 @@
+"""What every task shares: trajectory -> Sample, and the Task itself."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from inspect_ai import Task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import Scorer
+from inspect_ai.solver import Solver
+
+from blame.render import render_log
+from blame.schema import Scalar, Trajectory
+from blame.state import SHOW_REFERENCE_KEY, TRAJECTORY_KEY
+from scorers.vector import FAULT_GROUP_KEY, fault_group
+from solvers import solver_by_name
+
+
+def target_text(trajectory: Trajectory) -> str:
+    """A readable statement of the ground truth (shown in the log viewer, never to models)."""
+    label = trajectory.label
+    if label is None:
+        return "safe"
+    if trajectory.label_kind == "step":
+        return f"{label.agent} @ step {label.step}"
+    return ", ".join(label.faulty)
+
+
+def trajectory_to_sample(trajectory: Trajectory, with_reference_answer: bool = False) -> Sample:
+    """An Inspect Sample: input = rendered log; metadata = trajectory + flat scalar covariates.
+
+    The full trajectory (label included) travels in metadata for the scorers; solvers read it
+    only through ``blame.state.model_view_from_state``.
+    """
+    covariates: dict[str, Scalar] = {
+        "source": trajectory.source,
+        "n_agents": len(trajectory.system.agents),
+        "n_components": len(trajectory.system.components),
+        "n_steps": len(trajectory.steps),
+        "n_errors": len(trajectory.label.faulty) if trajectory.label else 0,
+        FAULT_GROUP_KEY: fault_group(trajectory.label.faulty if trajectory.label else []),
+        "level": None,
+    }
+    covariates.update(trajectory.meta)
+    return Sample(
+        id=trajectory.id,
+        input=render_log(trajectory.model_view(with_reference_answer)).text,
+        target=target_text(trajectory),
+        metadata={
+            **covariates,
+            SHOW_REFERENCE_KEY: with_reference_answer,
+            TRAJECTORY_KEY: trajectory.model_dump(mode="json"),
+        },
+    )
+
+
+def build_task(
+    trajectories: Sequence[Trajectory],
+    scorer: Scorer,
+    solver: str | Solver,
+    name: str,
+    headline: str,
+    with_reference_answer: bool = False,
+) -> Task:
+    """A task over ``trajectories``; ``solver`` is a registered solver name or a Solver.
+
+    ``headline`` is the eval's headline metric as ``"<scorer>.<score>"`` (e.g. ``vector.exact``).
+    """
+    if not trajectories:
+        raise ValueError(f"task {name}: no trajectories selected")
+    dataset = MemoryDataset(
+        [trajectory_to_sample(t, with_reference_answer) for t in trajectories], name=name
+    )
+    return Task(
+        dataset=dataset,
+        solver=solver_by_name(solver) if isinstance(solver, str) else solver,
+        scorer=scorer,
+        name=name,
+        headline_metric=headline,
+        metadata={"with_reference_answer": with_reference_answer},
+    )

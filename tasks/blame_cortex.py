@@ -1,0 +1,26 @@
+"""BLAME CORTEX: which components of a clinical multi-agent system were faulty?
+
+BLAME benchmark (github.com/11inaki11/BLAME), released with POIROT (Dellibarda Varela et al.,
+arXiv 2606.02282). CORTEX: three clinical agents (doctor, chief of rehabilitation,
+physiotherapist) plan paediatric exoskeleton therapy; 15 sessions with injected faults, each
+labelled with a binary vector over 7 hazard dimensions (3 agents, the exoskeleton sensor, the
+patient, the parent/guardian, the communication channels). Every trace of the earlier POIROT
+analysis runs stored in the case files is stripped by the loader (see BENCHMARK.md).
+
+    inspect eval tasks/blame_cortex.py --model offline/random
+    inspect eval tasks/blame_cortex.py --model vllm/openai/gpt-oss-120b
+"""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+
+from blame.blame_cases import load_blame
+from scorers.vector import vector
+from tasks._common import build_task
+
+
+@task
+def blame_cortex(solver: str = "all_at_once", data_dir: str | None = None) -> Task:
+    """CORTEX fault attribution over 7 hazard dimensions, scored by exact vector match."""
+    return build_task(load_blame(data_dir, "cortex"), scorer=vector(), solver=solver, name="blame_cortex", headline="vector.exact")

@@ -1,0 +1,25 @@
+"""BLAME TradingAgents: which components of a 12-agent trading system were faulty?
+
+BLAME benchmark (github.com/11inaki11/BLAME), released with POIROT (Dellibarda Varela et al.,
+arXiv 2606.02282). TradingAgents (Tauric Research): 12 agents (analysts, researchers, research
+manager, trader, risk debaters, risk manager); 6 sessions with one injected fault each, labelled
+with a binary vector over 15 hazard dimensions (the 12 agents, system memory, the workflow DAG,
+external data feeds). The dataset itself cuts every message to about 500 characters.
+
+    inspect eval tasks/blame_trading.py --model offline/random
+    inspect eval tasks/blame_trading.py --model vllm/openai/gpt-oss-120b
+"""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+
+from blame.blame_cases import load_blame
+from scorers.vector import vector
+from tasks._common import build_task
+
+
+@task
+def blame_trading(solver: str = "all_at_once", data_dir: str | None = None) -> Task:
+    """TradingAgents fault attribution over 15 hazard dimensions, scored by exact vector match."""
+    return build_task(load_blame(data_dir, "trading"), scorer=vector(), solver=solver, name="blame_trading", headline="vector.exact")

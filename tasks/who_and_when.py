@@ -1,0 +1,47 @@
+"""Who&When: which agent caused a multi-agent system's failure, and at which step?
+
+Zhang et al., "Which Agent Causes Task Failures and When? On Automated Failure Attribution of
+LLM Multi-Agent Systems", ICML 2025, arXiv 2505.00212. Data: github.com/ag2ai/Agents_Failure_Attribution
+(folder ``Who&When``, MIT), 126 Algorithm-Generated (CaptainAgent) and 58 Hand-Crafted
+(Magentic-One) failure logs, each labelled with one responsible agent and one decisive step.
+
+    inspect eval tasks/who_and_when.py --model offline/random
+    inspect eval tasks/who_and_when.py -T subset=hand_crafted --model vllm/Qwen/Qwen3-8B
+    inspect eval tasks/who_and_when.py -T with_reference_answer=true --model openai/gpt-4o
+
+Task arguments: ``subset`` (algorithm_generated | hand_crafted | all), ``with_reference_answer``
+(show the task's reference answer to the model; off by default, the log records it),
+``only_consistent_labels`` (drop the logs whose labelled agent is not the speaker at the
+labelled step), ``solver`` (a registered solver name; ``--solver`` also works), ``data_dir``.
+"""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+
+from blame.who_and_when import load_who_and_when
+from scorers.attribution import attribution
+from tasks._common import build_task
+
+WHO_AND_WHEN_REVISION = "f4d2b6da464a826580e59b3a0eae15ea2d642d7c"
+
+
+@task
+def who_and_when(
+    subset: str = "all",
+    with_reference_answer: bool = False,
+    only_consistent_labels: bool = False,
+    solver: str = "all_at_once",
+    data_dir: str | None = None,
+) -> Task:
+    """Who&When failure attribution (agent + decisive step), scored by exact agent and step."""
+    trajectories = load_who_and_when(data_dir, subset)
+    if only_consistent_labels:
+        trajectories = [t for t in trajectories if t.meta.get("label_consistent")]
+    return build_task(
+        trajectories,
+        scorer=attribution(),
+        solver=solver,
+        name="who_and_when", headline="attribution.joint",
+        with_reference_answer=with_reference_answer,
+    )

@@ -1,0 +1,67 @@
+"""The solver contract: every registered solver works on every task and leaves a usable Attribution.
+
+A new method is covered by adding its line to ``solvers.SOLVERS``; nothing here changes.
+"""
+
+from __future__ import annotations
+
+import pytest
+from inspect_ai import eval as inspect_eval
+
+import blame.offline_model  # noqa: F401  (registers the offline/... provider)
+from blame.schema import Attribution, Trajectory
+from blame.state import ATTRIBUTION_KEY, TRAJECTORY_KEY
+from solvers import SOLVERS, solver_by_name
+from tasks.blame_cortex import blame_cortex
+from tasks.blame_trading import blame_trading
+from tasks.who_and_when import who_and_when
+
+TASKS = {
+    "who_and_when_ag": lambda: who_and_when(subset="algorithm_generated"),
+    "who_and_when_hc": lambda: who_and_when(subset="hand_crafted"),
+    "blame_cortex": blame_cortex,
+    "blame_trading": blame_trading,
+}
+
+
+def check_attribution(attribution: Attribution, trajectory: Trajectory) -> None:
+    """Valid predictions stay within the task's components and steps; invalid ones say why."""
+    ids = set(trajectory.system.ids)
+    assert set(attribution.faulty) <= ids
+    assert set(attribution.scores) <= ids
+    if attribution.agent is not None:
+        assert attribution.agent in ids
+    if attribution.step is not None:
+        assert 0 <= attribution.step < len(trajectory.steps)
+    if attribution.valid:
+        assert not attribution.errors
+        if trajectory.label_kind == "step":
+            assert attribution.agent is not None and attribution.step is not None
+    else:
+        assert attribution.errors, "an invalid attribution must record its reason"
+    assert sum(u.calls for u in attribution.usage.values()) == attribution.calls
+
+
+@pytest.mark.parametrize("policy", ["random", "mixed", "invalid"])
+@pytest.mark.parametrize("task_name", sorted(TASKS))
+@pytest.mark.parametrize("solver_name", sorted(SOLVERS))
+def test_solver_contract(solver_name: str, task_name: str, policy: str, tmp_path) -> None:
+    """Any model output, valid or garbage, ends as an Attribution on every sample; no sample is lost."""
+    [log] = inspect_eval(
+        TASKS[task_name](),
+        solver=solver_by_name(solver_name),
+        model=f"offline/{policy}",
+        limit=3,
+        display="none",
+        log_dir=str(tmp_path),
+    )
+    assert log.status == "success", log.error
+    assert log.samples is not None and len(log.samples) == 3
+    for sample in log.samples:
+        assert sample.error is None
+        attribution = Attribution.model_validate(sample.store[ATTRIBUTION_KEY])
+        assert Attribution.model_validate_json(sample.output.completion) == attribution
+        trajectory = Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY])
+        check_attribution(attribution, trajectory)
+        if policy == "invalid":
+            assert not attribution.valid
