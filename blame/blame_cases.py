@@ -108,14 +108,22 @@ components: it is a covariate for analysis and must not be rendered into a promp
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from blame.errors import DataFormatError, DatasetNotFoundError
 from blame.paths import BLAME, resolve_data_dir
-from blame.schema import SYSTEM_SPEAKER, Component, FaultLabel, Link, Step, SystemSpec, Trajectory
+from blame.schema import (
+    SYSTEM_SPEAKER,
+    Component,
+    FaultLabel,
+    Link,
+    Step,
+    SystemSpec,
+    Trajectory,
+)
+from blame.source_json import field, read_json
 
 SYSTEMS: dict[str, str] = {"cortex": "cortex", "trading": "trading_agents"}
 """Loader system name -> folder under ``<data_dir>/benchmarks``."""
@@ -228,35 +236,6 @@ def looks_like_guardian_turn(content: str) -> bool:
 # reading helpers
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataFormatError(path, "<file>", f"cannot be read: {exc}") from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataFormatError(path, "<json>", f"invalid JSON: {exc}") from exc
-
-
-def _field(obj: Any, key: str, path: Path, where: str, kind: type | tuple[type, ...]) -> Any:
-    name = f"{where}.{key}" if where else key
-    if not isinstance(obj, dict) or key not in obj:
-        raise DataFormatError(path, name, "missing")
-    value = obj[key]
-    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
-        raise DataFormatError(path, name, f"expected {_kind_name(kind)}, got {type(value).__name__}")
-    return value
-
-
-def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
-    return kind if isinstance(kind, tuple) else (kind,)
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    return " or ".join(k.__name__ for k in _as_tuple(kind))
-
-
 def _schema_descriptions(schema_path: Path) -> dict[int, str]:
     """Dimension index -> fault description, from the fault table of ``schema.md`` (if present)."""
     if not schema_path.exists():
@@ -281,14 +260,14 @@ def _load_agents(agents_dir: Path) -> dict[str, dict[str, Any]]:
         raise DatasetNotFoundError(f"No agent definitions (*.json) found in {agents_dir}")
     agents: dict[str, dict[str, Any]] = {}
     for path in files:
-        data = _read_json(path)
-        key = _field(data, "agent_id", path, "", str)
-        index = _field(data, "dimension_index", path, "", int)
-        prompt = _field(data, "system_prompt", path, "", str)
-        tools = _field(data, "tools", path, "", list)
+        data = read_json(path)
+        key = field(path, data, "agent_id", str)
+        index = field(path, data, "dimension_index", int)
+        prompt = field(path, data, "system_prompt", str)
+        tools = field(path, data, "tools", list)
         names = []
         for i, tool in enumerate(tools):
-            names.append(_field(tool, "name", path, f"tools[{i}]", str))
+            names.append(field(path, tool, "name", str, f"tools[{i}]"))
         agents[key] = {
             "path": path,
             "index": index,
@@ -303,7 +282,7 @@ def _load_agents(agents_dir: Path) -> dict[str, dict[str, Any]]:
 def _components(
     case: dict[str, Any], case_path: Path, agents: dict[str, dict[str, Any]], system: str, schema_rows: dict[int, str]
 ) -> list[Component]:
-    dimensions = _field(case, "dimensions", case_path, "", list)
+    dimensions = field(case_path, case, "dimensions", list)
     by_index: dict[int, str] = {}
     for key, agent in agents.items():
         index = agent["index"]
@@ -315,14 +294,14 @@ def _components(
             problem = f"{index} names dimension {name!r}, not agent {agent['display_name']!r}"
             raise DataFormatError(agent["path"], "dimension_index", problem)
         by_index[index] = key
-    case_agents = _field(case, "agents", case_path, "", list)
+    case_agents = field(case_path, case, "agents", list)
     if set(case_agents) != set(agents):
         raise DataFormatError(case_path, "agents", f"{sorted(case_agents)} differ from agents/*.json {sorted(agents)}")
     components = []
     for index, name in enumerate(dimensions):
         if not isinstance(name, str):
             raise DataFormatError(case_path, f"dimensions[{index}]", "expected a string")
-        description = schema_rows.get(index, "")
+        description = schema_rows.get(index)
         if index in by_index:
             key = by_index[index]
             agent = agents[key]
@@ -348,16 +327,16 @@ def _components(
 
 
 def _label(case: dict[str, Any], case_path: Path, ids: list[str]) -> FaultLabel:
-    vector = _field(case, "ground_truth_vector", case_path, "", list)
+    vector = field(case_path, case, "ground_truth_vector", list)
     if len(vector) != len(ids):
         problem = f"has length {len(vector)}, expected {len(ids)} (one per dimension)"
         raise DataFormatError(case_path, "ground_truth_vector", problem)
     if any(v not in (0, 1) or isinstance(v, bool) for v in vector):
         raise DataFormatError(case_path, "ground_truth_vector", f"must be binary, got {vector}")
-    n_errors = _field(case, "n_errors", case_path, "", int)
+    n_errors = field(case_path, case, "n_errors", int)
     if n_errors != sum(vector):
         raise DataFormatError(case_path, "n_errors", f"is {n_errors} but ground_truth_vector sums to {sum(vector)}")
-    hazards = _field(case, "injected_hazards", case_path, "", str)
+    hazards = field(case_path, case, "injected_hazards", str)
     names = [h.strip() for h in hazards.split(", ") if h.strip()]
     return FaultLabel(faulty=[i for i, v in zip(ids, vector) if v == 1], fault_names=names)
 
@@ -379,12 +358,12 @@ def _kept_messages(
     case: dict[str, Any], case_path: Path, system: str, session_number: int
 ) -> tuple[list[tuple[int, dict[str, Any]]], int]:
     """The session's own messages (with their list positions) and the source index of the cut."""
-    session = _field(case, "session", case_path, "", dict)
-    messages = _field(session, "messages", case_path, "session", list)
+    session = field(case_path, case, "session", dict)
+    messages = field(case_path, session, "messages", list, "session")
     for pos, message in enumerate(messages):
         where = f"session.messages[{pos}]"
-        _field(message, "index", case_path, where, int)
-        _field(message, "type", case_path, where, str)
+        field(case_path, message, "index", int, where)
+        field(case_path, message, "type", str, where)
     if system == "cortex":
         if session_number not in CORTEX_ANALYSIS_START:
             problem = f"CORTEX session {session_number} has no curated analysis start (CORTEX_ANALYSIS_START)"
@@ -461,14 +440,14 @@ def load_blame_case(case_path: Path, agents_dir: Path, system: str) -> Trajector
         raise ValueError(f"unknown BLAME system {system!r}; choose one of {sorted(SYSTEMS)}")
     case_path = Path(case_path)
     agents_dir = Path(agents_dir)
-    case = _read_json(case_path)
+    case = read_json(case_path)
     if not isinstance(case, dict):
         raise DataFormatError(case_path, "<json>", "expected an object at the top level")
-    case_id = _field(case, "case_id", case_path, "", str)
+    case_id = field(case_path, case, "case_id", str)
     if case_id != case_path.stem:
         raise DataFormatError(case_path, "case_id", f"{case_id!r} does not match the file name {case_path.stem!r}")
-    session = _field(case, "session", case_path, "", dict)
-    session_number = _field(session, "session_number", case_path, "session", int)
+    session = field(case_path, case, "session", dict)
+    session_number = field(case_path, session, "session_number", int, "session")
 
     agents = _load_agents(agents_dir)
     components = _components(case, case_path, agents, system, _schema_descriptions(agents_dir.parent / "schema.md"))

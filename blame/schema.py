@@ -98,6 +98,8 @@ class SystemSpec(_Model):
         """The component ids marked 1 in a binary vector of this system's length."""
         if len(vector) != len(self.components):
             raise ValueError(f"vector has length {len(vector)}, system has {len(self.components)} components")
+        if any(v not in (0, 1) for v in vector):
+            raise ValueError(f"vector {vector} is not binary")
         return [c.id for c, v in zip(self.components, vector) if v == 1]
 
 

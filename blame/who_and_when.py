@@ -39,7 +39,6 @@ Meta (flat): ``subset``, ``question_id``, ``level`` (GAIA level 1-3, else None),
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -47,9 +46,19 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from blame.errors import DatasetNotFoundError, DataFormatError
+from blame.errors import DataFormatError, DatasetNotFoundError
 from blame.paths import WHO_AND_WHEN, resolve_data_dir
-from blame.schema import Component, ComponentKind, FaultLabel, Link, Step, StepKind, SystemSpec, Trajectory
+from blame.schema import (
+    Component,
+    ComponentKind,
+    FaultLabel,
+    Link,
+    Step,
+    StepKind,
+    SystemSpec,
+    Trajectory,
+)
+from blame.source_json import field, read_json
 
 SUBSETS = {"algorithm_generated": "Algorithm-Generated", "hand_crafted": "Hand-Crafted"}
 
@@ -113,11 +122,11 @@ def load_who_and_when_file(path: Path, subset: str) -> Trajectory:
     if subset not in SUBSETS:
         raise ValueError(f"unknown Who&When subset {subset!r}; valid: {', '.join(SUBSETS)}")
     path = Path(path)
-    data = _read_json(path)
-    history = _get(path, data, "history", list)
+    data = _read_object(path)
+    history = field(path, data, "history", list)
     entries = [_entry(path, data_entry, f"history[{i}]", _SPEAKER_KEY[subset]) for i, data_entry in enumerate(history)]
     raw_prompts = _system_prompts(path, data)
-    mistake_agent = _get(path, data, "mistake_agent", str)
+    mistake_agent = field(path, data, "mistake_agent", str)
     spelling = _spellings(entries, [*raw_prompts, mistake_agent])
     steps = [_step(i, entry, spelling) for i, entry in enumerate(entries)]
     agent = spelling[mistake_agent.casefold()]
@@ -125,8 +134,8 @@ def load_who_and_when_file(path: Path, subset: str) -> Trajectory:
         faulty=[agent],
         agent=agent,
         step=_mistake_step(path, data, len(steps)),
-        reason=_get(path, data, "mistake_reason", str, required=False),
-        fault_names=[_get(path, data, key, str) for key in _CATEGORY_KEYS if key in data],
+        reason=field(path, data, "mistake_reason", str, required=False),
+        fault_names=[field(path, data, key, str) for key in _CATEGORY_KEYS if key in data],
     )
     prompts = {spelling[name.casefold()]: prompt for name, prompt in raw_prompts.items()}
     try:
@@ -135,7 +144,7 @@ def load_who_and_when_file(path: Path, subset: str) -> Trajectory:
             id=f"{_ID_PREFIX[subset]}_{path.stem}",
             source=f"who_and_when/{subset}",
             label_kind="step",
-            task=_get(path, data, "question", str),
+            task=field(path, data, "question", str),
             reference_answer=_reference_answer(path, data),
             system=system,
             steps=steps,
@@ -150,37 +159,18 @@ def _file_order(path: Path) -> tuple[int, str]:
     return (int(path.stem), "") if path.stem.isdigit() else (-1, path.stem)
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise DataFormatError(path, "<json>", f"not valid JSON: {error}") from error
+def _read_object(path: Path) -> dict[str, Any]:
+    data = read_json(path)
     if not isinstance(data, dict):
         raise DataFormatError(path, "<json>", f"expected a JSON object, got {type(data).__name__}")
     return data
 
 
-def _get(
-    path: Path, data: dict, key: str, kind: type | tuple[type, ...], required: bool = True, where: str = ""
-) -> Any:
-    """``data[key]`` checked against ``kind`` (bool never passes for int); None if optional and absent."""
-    field = f"{where}.{key}" if where else key
-    if key not in data:
-        if required:
-            raise DataFormatError(path, field, "missing")
-        return None
-    value = data[key]
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise DataFormatError(path, field, f"expected {names}, got {type(value).__name__}")
-    return value
-
-
 def _entry(path: Path, data: Any, where: str, speaker_key: str) -> _Entry:
     if not isinstance(data, dict):
         raise DataFormatError(path, where, f"expected an object, got {type(data).__name__}")
-    content = _get(path, data, "content", str, where=where)
-    label = _get(path, data, speaker_key, str, where=where)
+    content = field(path, data, "content", str, where=where)
+    label = field(path, data, speaker_key, str, where=where)
     if not label.strip():
         raise DataFormatError(path, f"{where}.{speaker_key}", "empty speaker name")
     note = _ROLE_NOTE.match(label)
@@ -191,9 +181,9 @@ def _entry(path: Path, data: Any, where: str, speaker_key: str) -> _Entry:
 
 
 def _system_prompts(path: Path, data: dict) -> dict[str, str]:
-    prompts = _get(path, data, "system_prompt", dict, required=False) or {}
+    prompts = field(path, data, "system_prompt", dict, required=False) or {}
     for name in prompts:
-        _get(path, prompts, name, str, where="system_prompt")
+        field(path, prompts, name, str, where="system_prompt")
     return prompts
 
 
@@ -275,7 +265,7 @@ def _description(subset: str, name: str, prompt: str | None) -> str:
 
 
 def _mistake_step(path: Path, data: dict, n_steps: int) -> int:
-    raw = _get(path, data, "mistake_step", (str, int))
+    raw = field(path, data, "mistake_step", (str, int))
     try:
         step = int(raw)
     except ValueError:
@@ -287,16 +277,16 @@ def _mistake_step(path: Path, data: dict, n_steps: int) -> int:
 
 def _reference_answer(path: Path, data: dict) -> str | None:
     key = "ground_truth" if "ground_truth" in data else "groundtruth"
-    answer = _get(path, data, key, (str, int, float), required=False)
+    answer = field(path, data, key, (str, int, float), required=False)
     return None if answer is None else str(answer)
 
 
 def _meta(path: Path, data: dict, subset: str, system: SystemSpec, steps: list[Step], label: FaultLabel) -> dict:
-    level = _get(path, data, "level", (str, int), required=False)
+    level = field(path, data, "level", (str, int), required=False)
     numeric = isinstance(level, int) or (isinstance(level, str) and level.strip().isdigit())
     meta = {
         "subset": subset,
-        "question_id": _get(path, data, "question_ID", str, required=False),
+        "question_id": field(path, data, "question_ID", str, required=False),
         "level": int(level) if numeric else None,
     }
     if level is not None and not numeric:
@@ -309,5 +299,5 @@ def _meta(path: Path, data: dict, subset: str, system: SystemSpec, steps: list[S
     }
     for key in ("is_correct", "is_corrected"):
         if key in data:
-            meta[key] = _get(path, data, key, bool)
+            meta[key] = field(path, data, key, bool)
     return meta

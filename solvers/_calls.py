@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, ResponseSchema
+from inspect_ai.model import (
+    ChatMessage,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    ResponseSchema,
+)
 
 from blame.schema import Attribution, PhaseUsage
 

@@ -13,7 +13,8 @@ Resolution rules:
   match on id or name. Anything else is an unknown component.
 - Steps: an integer, or a string holding one integer (``"12"``, ``"step 12"``); it must lie in
   ``0..n_steps-1``.
-- Without JSON, ``agent: X`` / ``step: N`` / ``faulty: a, b`` lines are read from free text.
+- Without JSON, ``agent: X`` / ``step: N`` / ``faulty: a, b`` lines are read from free text
+  (``faulty: none`` or ``faulty: []`` is the legal empty answer).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from blame.schema import SystemSpec
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _INT = re.compile(r"-?\d+")
+_NO_FAULT = {"none", "nothing", "no fault", "no faults", "n/a"}
 
 
 def extract_json_object(text: str) -> dict[str, Any] | None:
@@ -126,7 +128,8 @@ def parse_faulty(text: str, system: SystemSpec) -> tuple[list[str], str, list[st
         line = _free_text_field(text, "faulty")
         if line is None:
             return [], "", ["no JSON object and no 'faulty:' line in the answer"]
-        data = {"faulty": [part for part in re.split(r"[,;]", line) if part.strip()]}
+        parts = [part.strip() for part in re.split(r"[,;]", line.strip("[] "))]
+        data = {"faulty": [p for p in parts if p and p.lower() not in _NO_FAULT]}
     reason = str(data.get("reason") or "")
     raw = data.get("faulty", data.get("vector"))
     if not isinstance(raw, list):

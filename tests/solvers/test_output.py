@@ -305,3 +305,10 @@ def test_output_problem_empty_answer(content: str) -> None:
 def test_output_problem_normal_answer_is_none(stop_reason: str) -> None:
     """An answer with text has no output problem (parsing decides whether it is usable)."""
     assert output_problem(_output('{"faulty": []}', stop_reason)) is None
+
+
+@pytest.mark.parametrize("text", ["faulty: none", "faulty: []", "Faulty: None"])
+def test_parse_faulty_free_text_none_is_the_empty_answer(text: str) -> None:
+    """'faulty: none' is a legal answer (no component faulty), not an unknown component."""
+    faulty, _, errors = parse_faulty(text, _system())
+    assert faulty == [] and errors == []

@@ -1,0 +1,42 @@
+"""Reading source data files: every problem is a DataFormatError naming the file and the field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from blame.errors import DataFormatError
+
+
+def read_json(path: Path) -> Any:
+    """The decoded JSON of ``path``; unreadable or invalid JSON names the file (field ``<json>``)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise DataFormatError(path, "<file>", f"cannot be read: {error}") from error
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise DataFormatError(path, "<json>", f"not valid JSON: {error}") from error
+
+
+def field(
+    path: Path, obj: Any, key: str, kind: type | tuple[type, ...], where: str = "", required: bool = True
+) -> Any:
+    """``obj[key]`` checked against ``kind`` (a bool never passes for int); None if optional and absent.
+
+    ``where`` is the JSON path of ``obj`` in the file (e.g. ``history[3]``), used in the error.
+    """
+    name = f"{where}.{key}" if where else key
+    if not isinstance(obj, dict):
+        raise DataFormatError(path, where or "<json>", f"expected an object, got {type(obj).__name__}")
+    if key not in obj:
+        if required:
+            raise DataFormatError(path, name, "missing")
+        return None
+    value = obj[key]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise DataFormatError(path, name, f"expected {' or '.join(k.__name__ for k in kinds)}, got {type(value).__name__}")
+    return value
