@@ -183,12 +183,18 @@ class Trajectory(_Model):
 
 
 class PhaseUsage(_Model):
-    """Model calls and tokens spent in one protocol phase."""
+    """Model calls and tokens spent in one protocol phase.
+
+    ``reasoning_tokens`` counts what providers reported. For calls whose provider reported none
+    but returned reasoning text, ``reasoning_tokens_estimated`` adds ceil(characters / 4) of that
+    text, so the two never count the same call.
+    """
 
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
+    reasoning_tokens_estimated: int = 0
 
 
 class Vote(_Model):

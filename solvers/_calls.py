@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from inspect_ai.model import (
+    ContentReasoning,
     ChatMessage,
     GenerateConfig,
     Model,
@@ -20,15 +22,31 @@ def response_schema(name: str, schema: dict[str, Any]) -> ResponseSchema:
     return ResponseSchema(name=name, json_schema=schema, strict=True)
 
 
+def reasoning_text(output: ModelOutput) -> str:
+    """The reasoning content of the first choice (empty when the model returned none)."""
+    content = output.message.content if output.choices else ""
+    if isinstance(content, str):
+        return ""
+    return "".join(part.reasoning for part in content if isinstance(part, ContentReasoning))
+
+
 def book_usage(attribution: Attribution, phase: str, output: ModelOutput) -> None:
-    """Add one call and its token usage to ``attribution`` under ``phase``."""
+    """Add one call and its token usage to ``attribution`` under ``phase``.
+
+    Reasoning tokens the provider did not report are estimated from the reasoning text
+    (``PhaseUsage.reasoning_tokens_estimated``).
+    """
     usage = attribution.usage.setdefault(phase, PhaseUsage())
     usage.calls += 1
     attribution.calls += 1
+    reported = output.usage.reasoning_tokens if output.usage is not None else None
     if output.usage is not None:
         usage.input_tokens += output.usage.input_tokens
         usage.output_tokens += output.usage.output_tokens
-        usage.reasoning_tokens += output.usage.reasoning_tokens or 0
+    if reported:
+        usage.reasoning_tokens += reported
+    else:
+        usage.reasoning_tokens_estimated += math.ceil(len(reasoning_text(output)) / 4)
 
 
 async def generate_answer(

@@ -456,3 +456,31 @@ def test_read_answer_vector_unknown_component_is_invalid() -> None:
     attribution = read_answer('{"faulty": ["ghost", "bus"]}', _vector_trajectory().model_view(), Attribution(method="x"))
     assert not attribution.valid
     assert any("unknown component 'ghost'" in e for e in attribution.errors)
+
+
+def test_book_usage_estimates_unreported_reasoning_tokens() -> None:
+    """Reasoning text without a reported count is measured (ceil(chars/4)), never double-counted."""
+    from inspect_ai.model import (
+        ChatCompletionChoice,
+        ChatMessageAssistant,
+        ContentReasoning,
+        ContentText,
+        ModelOutput,
+        ModelUsage,
+    )
+
+    from blame.schema import Attribution
+    from solvers._calls import book_usage
+
+    def output(reported: int | None) -> ModelOutput:
+        message = ChatMessageAssistant(content=[ContentReasoning(reasoning="r" * 10), ContentText(text="{}")])
+        usage = ModelUsage(input_tokens=100, output_tokens=20, total_tokens=120, reasoning_tokens=reported)
+        return ModelOutput(model="m", choices=[ChatCompletionChoice(message=message)], usage=usage)
+
+    attribution = Attribution(method="test")
+    book_usage(attribution, "judge", output(None))  # 10 characters -> ceil(10/4) = 3 estimated
+    book_usage(attribution, "judge", output(7))  # reported: 7, nothing estimated
+    usage = attribution.usage["judge"]
+    assert (usage.calls, usage.input_tokens, usage.output_tokens) == (2, 200, 40)
+    assert (usage.reasoning_tokens, usage.reasoning_tokens_estimated) == (7, 3)
+    assert attribution.calls == 2
