@@ -1,0 +1,175 @@
+"""A minimal OpenAI-compatible chat server for tests (stdlib only, loopback, ephemeral port).
+
+It stands in for a vLLM server so that Inspect's real ``vllm/<name>`` provider can be driven over
+HTTP (``VLLM_BASE_URL=<base_url>``) without a GPU or a model:
+
+- ``GET /v1/models`` lists one model, ``test-model``, with ``max_model_len`` 32768 (the provider
+  reads its context window from there).
+- ``POST /v1/chat/completions`` answers a ``chat.completion``. With
+  ``response_format: {"type": "json_schema"}`` the content is a document valid against the sent
+  schema (``blame.offline_model.sample_from_schema``, policy ``random``, keyed by the request's
+  messages and schema, so identical requests get identical answers); otherwise a short sentence.
+- A request for the model ``overflow`` gets the HTTP 400 vLLM sends when a prompt does not fit
+  ("This model's maximum context length is ..."), which the provider turns into an output with
+  ``stop_reason="model_length"``.
+
+Every request (method, path, headers, parsed JSON body) is appended to ``.requests``::
+
+    with serve() as server:
+        env = {**os.environ, "VLLM_BASE_URL": server.base_url, "VLLM_API_KEY": "test"}
+        ...
+        bodies = server.chat_requests()
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from blame.offline_model import estimate_tokens, sample_from_schema
+
+MODEL_ID = "test-model"
+MAX_MODEL_LEN = 32768
+OVERFLOW_MODEL = "overflow"
+TEXT_REPLY = "The planner misread the task constraints."
+
+
+@dataclass
+class FakeServer:
+    """What :func:`serve` yields: where to connect, and what was received."""
+
+    base_url: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def record(self, method: str, path: str, headers: dict[str, str], body: Any) -> None:
+        with self.lock:
+            self.requests.append({"method": method, "path": path, "headers": headers, "body": body})
+
+    def chat_requests(self) -> list[dict[str, Any]]:
+        """Bodies of the ``POST /v1/chat/completions`` requests, in arrival order."""
+        with self.lock:
+            return [r["body"] for r in self.requests if r["path"].endswith("/chat/completions")]
+
+
+def _prompt_text(messages: list[dict[str, Any]]) -> str:
+    parts = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list):  # content parts
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        parts.append(f"{m.get('role')}: {content or ''}")
+    return "\n".join(parts)
+
+
+def _reply(body: dict[str, Any]) -> str:
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        spec = fmt["json_schema"]
+        key = json.dumps([body.get("messages"), spec.get("name"), spec.get("schema")], sort_keys=True)
+        return json.dumps(sample_from_schema(spec.get("schema") or {}, "random", 0, key))
+    return TEXT_REPLY
+
+
+def _completion(body: dict[str, Any]) -> dict[str, Any]:
+    content = _reply(body)
+    prompt_tokens = estimate_tokens(_prompt_text(body.get("messages") or []))
+    completion_tokens = estimate_tokens(content)
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", MODEL_ID),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def _overflow_error(body: dict[str, Any]) -> dict[str, Any]:
+    # the wording vLLM uses; Inspect's vllm provider matches "maximum context length"
+    requested = MAX_MODEL_LEN + estimate_tokens(_prompt_text(body.get("messages") or []))
+    message = (
+        f"This model's maximum context length is {MAX_MODEL_LEN} tokens. However, you requested "
+        f"{requested} tokens in the messages, Please reduce the length of the messages."
+    )
+    return {"error": {"message": message, "type": "BadRequestError", "param": None, "code": 400}}
+
+
+def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, like uvicorn; every reply has a Content-Length
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            server.record("GET", self.path, dict(self.headers), None)
+            if self.path.rstrip("/") == "/v1/models":
+                model = {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "fake",
+                         "root": MODEL_ID, "parent": None, "max_model_len": MAX_MODEL_LEN}
+                self._send(200, {"object": "list", "data": [model]})
+            else:
+                self._send(404, {"error": {"message": f"no route {self.path}", "type": "NotFoundError", "code": 404}})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = {"_unparsed": raw.decode("utf-8", "replace")}
+            server.record("POST", self.path, dict(self.headers), body)
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._send(404, {"error": {"message": f"no route {self.path}", "type": "NotFoundError", "code": 404}})
+            elif body.get("model") == OVERFLOW_MODEL:
+                self._send(400, _overflow_error(body))
+            else:
+                try:
+                    self._send(200, _completion(body))
+                except (ValueError, TypeError) as ex:  # a schema the sampler cannot satisfy
+                    self._send(400, {"error": {"message": f"fake server: {ex!r}", "type": "BadRequestError", "code": 400}})
+
+    return Handler
+
+
+@contextmanager
+def serve() -> Iterator[FakeServer]:
+    """Run the server on 127.0.0.1 (free port) in a background thread for the block's duration."""
+    fake = FakeServer(base_url="")
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    httpd.daemon_threads = True
+    fake.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    thread = threading.Thread(target=httpd.serve_forever, name="fake-openai-server", daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
