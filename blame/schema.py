@@ -198,14 +198,45 @@ class PhaseUsage(_Model):
 
 
 class Vote(_Model):
-    """One persona's private vote (POIROT)."""
+    """One persona's private vote (POIROT).
+
+    ``weight`` is the voter's single weight w_i under weightings that give one (proximity,
+    uniform); ``dimension_weights`` holds w_ij per hazard dimension under weightings that vary by
+    dimension (structural). Both stay unset for an invalid vote, which is left out of the
+    aggregation for the reasons in ``errors``.
+    """
 
     voter: str
     faulty: list[str] = Field(default_factory=list)
     step: int | None = None
     justification: str = ""
     weight: float | None = None
+    dimension_weights: dict[str, float] = Field(default_factory=dict)
     valid: bool = True
+    errors: list[str] = Field(default_factory=list)
+
+
+class Report(_Model):
+    """A persona's self-assessment (POIROT Phase II), as shared with the others.
+
+    ``errors`` says why ``text`` is empty or incomplete (no usable answer); such a report is
+    still shared, marked as missing.
+    """
+
+    persona: str
+    text: str = ""
+    errors: list[str] = Field(default_factory=list)
+
+
+class Exchange(_Model):
+    """One question of the peer interrogation (POIROT Phase III) and the questioned persona's
+    answer. ``round`` counts from 1; ``errors`` says why ``answer`` is empty."""
+
+    round: int = Field(ge=1)
+    asker: str
+    target: str
+    question: str
+    answer: str = ""
     errors: list[str] = Field(default_factory=list)
 
 
@@ -229,6 +260,14 @@ class Attribution(_Model):
     records an answer that could not be used (malformed output, unknown agent, step outside the
     log, context overflow); scorers count it as wrong. ``truncated_steps`` lists the steps whose
     content was cut to fit the rendering budget.
+
+    Fields of deliberative methods (POIROT): ``ties`` lists the components sharing the top score
+    when several do (``agent`` is then the first of them in hazard order); ``label_informed``
+    says a label fact (the true number of faults) shaped the prediction, so it is not comparable
+    with label-free predictions; ``reports`` and ``exchanges`` are the shared deliberation;
+    ``persona_usage`` books every call to the persona that made it (``usage`` books it to its
+    phase); ``settings`` are the protocol options that produced this attribution, for grouping
+    results.
     """
 
     method: str
@@ -239,11 +278,17 @@ class Attribution(_Model):
     alarm_step: int | None = None
     verdicts: list[PrefixVerdict] = Field(default_factory=list)
     votes: list[Vote] = Field(default_factory=list)
+    ties: list[str] = Field(default_factory=list)
+    label_informed: bool = False
+    reports: list[Report] = Field(default_factory=list)
+    exchanges: list[Exchange] = Field(default_factory=list)
     valid: bool = True
     errors: list[str] = Field(default_factory=list)
     reason: str = ""
     calls: int = 0
     usage: dict[str, PhaseUsage] = Field(default_factory=dict)
+    persona_usage: dict[str, PhaseUsage] = Field(default_factory=dict)
+    settings: dict[str, Scalar] = Field(default_factory=dict)
     truncated_steps: list[int] = Field(default_factory=list)
 
     def invalid(self, reason: str) -> Attribution:

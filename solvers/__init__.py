@@ -12,9 +12,11 @@ from collections.abc import Callable
 from inspect_ai.solver import Solver
 
 from solvers.all_at_once import all_at_once
+from solvers.poirot import poirot
 
 SOLVERS: dict[str, Callable[..., Solver]] = {
     "all_at_once": all_at_once,
+    "poirot": poirot,
 }
 
 
@@ -26,4 +28,4 @@ def solver_by_name(name: str) -> Solver:
         raise ValueError(f"unknown solver {name!r}; registered solvers: {sorted(SOLVERS)}") from None
 
 
-__all__ = ["SOLVERS", "all_at_once", "solver_by_name"]
+__all__ = ["SOLVERS", "solver_by_name"]

@@ -7,7 +7,8 @@ labelled with a binary vector over 7 hazard dimensions (3 agents, the exoskeleto
 patient, the parent/guardian, the communication channels). Every trace of the earlier POIROT
 analysis runs stored in the case files is stripped by the loader (see BENCHMARK.md).
 
-    inspect eval tasks/blame_cortex.py --model offline/random
+    inspect eval tasks/blame_cortex.py --model offline/random                 # POIROT (default)
+    inspect eval tasks/blame_cortex.py -T solver=all_at_once --model offline/random   # single judge
     inspect eval tasks/blame_cortex.py --model vllm/openai/gpt-oss-120b
 """
 
@@ -21,6 +22,6 @@ from tasks._common import build_task
 
 
 @task
-def blame_cortex(solver: str = "all_at_once", data_dir: str | None = None) -> Task:
+def blame_cortex(solver: str = "poirot", data_dir: str | None = None) -> Task:
     """CORTEX fault attribution over 7 hazard dimensions, scored by exact vector match."""
     return build_task(load_blame(data_dir, "cortex"), scorer=vector(), solver=solver, name="blame_cortex", headline="vector.exact")

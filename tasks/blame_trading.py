@@ -6,7 +6,8 @@ manager, trader, risk debaters, risk manager); 6 sessions with one injected faul
 with a binary vector over 15 hazard dimensions (the 12 agents, system memory, the workflow DAG,
 external data feeds). The dataset itself cuts every message to about 500 characters.
 
-    inspect eval tasks/blame_trading.py --model offline/random
+    inspect eval tasks/blame_trading.py --model offline/random                 # POIROT (default)
+    inspect eval tasks/blame_trading.py -T solver=all_at_once --model offline/random   # single judge
     inspect eval tasks/blame_trading.py --model vllm/openai/gpt-oss-120b
 """
 
@@ -20,6 +21,6 @@ from tasks._common import build_task
 
 
 @task
-def blame_trading(solver: str = "all_at_once", data_dir: str | None = None) -> Task:
+def blame_trading(solver: str = "poirot", data_dir: str | None = None) -> Task:
     """TradingAgents fault attribution over 15 hazard dimensions, scored by exact vector match."""
     return build_task(load_blame(data_dir, "trading"), scorer=vector(), solver=solver, name="blame_trading", headline="vector.exact")

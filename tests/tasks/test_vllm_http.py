@@ -70,7 +70,8 @@ def assert_judge_request(body: dict[str, Any], model: str) -> None:
 @pytest.mark.e2e
 def test_blame_cortex_through_vllm_provider(server: FakeServer, tmp_path: Path) -> None:
     """Structured output reaches the server with the component enum; answers parse as valid."""
-    log = run_inspect(server, tmp_path, "tasks/blame_cortex.py", "vllm/test-model", "--limit", "2")
+    log = run_inspect(server, tmp_path, "tasks/blame_cortex.py", "vllm/test-model", "--limit", "2",
+                      "-T", "solver=all_at_once")
 
     assert len(log.samples or []) == 2
     for attribution in attributions(log):
@@ -130,9 +131,30 @@ def test_no_response_format_without_structured_output(server: FakeServer, tmp_pa
 
 
 @pytest.mark.e2e
+def test_poirot_default_through_vllm_provider(server: FakeServer, tmp_path: Path) -> None:
+    """The BLAME default (POIROT) runs over HTTP: every request ends on a user turn, every one
+    but the free-text answers carries a JSON schema, every request starts with the same shared context (prefix caching), and the
+    sample ends with a valid attribution."""
+    log = run_inspect(server, tmp_path, "tasks/blame_cortex.py", "vllm/test-model", "--limit", "1")
+
+    [attribution] = attributions(log)
+    assert attribution.method == "poirot" and attribution.valid, attribution.errors
+    bodies = server.chat_requests()
+    assert len(bodies) == attribution.calls >= 3 * 3  # 3 personas: report, question, answer(s), vote
+    assert all(body["messages"][-1]["role"] == "user" for body in bodies)
+    answers = len([e for e in attribution.exchanges if e.answer])  # answers are free text
+    assert sum("response_format" in body for body in bodies) == len(bodies) - answers
+    # Inspect's vllm provider merges consecutive user turns into one message, so the shared
+    # context (task and hazard space) must be the common prefix of every request's first message.
+    shared = os.path.commonprefix([body["messages"][0]["content"] for body in bodies])
+    assert all(component in shared for component in CORTEX_COMPONENTS), shared
+
+
+@pytest.mark.e2e
 def test_context_overflow_is_an_invalid_attribution(server: FakeServer, tmp_path: Path) -> None:
     """vLLM's 400 "maximum context length" becomes stop_reason model_length, then an invalid answer."""
-    log = run_inspect(server, tmp_path, "tasks/blame_cortex.py", "vllm/overflow", "--limit", "1")
+    log = run_inspect(server, tmp_path, "tasks/blame_cortex.py", "vllm/overflow", "--limit", "1",
+                      "-T", "solver=all_at_once")
 
     assert [b["model"] for b in server.chat_requests()] == ["overflow"]  # not retried
     assert log.samples is not None

@@ -1,0 +1,461 @@
+"""POIROT: the analysed system's own agents, as personas, attribute its failure by deliberation.
+
+Dellibarda Varela et al., "POIROT", arXiv 2606.02282 (2026); reference code
+github.com/11inaki11/POIROT (PyPI ``poirot-framework``). Implemented from the paper's protocol:
+no prompt text or code of the reference is reused. Phases (each an Inspect span; the calls of
+one phase run concurrently, each inside a span named after its persona):
+
+I.   Hazard space. ``hazard_space="dataset"`` (default): the dataset's SystemSpec gives the
+     dimensions and their order, so scores line up with the labels. ``"constructed"``: one call
+     to the ``constructor`` role builds the space from the system's structural description
+     (agents, their roles and tools, the link graph; not the component list). Each constructed
+     dimension must resolve to a distinct dataset component and every agent needs its own, else
+     the attribution is invalid. The space then holds the mapped components, in dataset order,
+     with the constructor's descriptions; components it left out cannot be voted for.
+II.  Self-assessment. Every agent component is a persona (its system prompt where the data has
+     one, else its description). It reconstructs its own trajectory and reports anomalies or
+     confirms none. ``persona_view="own"`` (default): a persona sees only the steps it sent or
+     received, the paper's epistemic independence (the POIROT site: each agent sees only the
+     messages it took part in; the reference's Phase 2 history filter likewise): its own steps,
+     steps addressed to it, and steps with no recipient (broadcasts, group-chat turns) whose
+     author has a link to it in the SystemSpec (the author's output reaches it). ``"full"``: the
+     whole log, as the reference code's later Phase 1 does.
+III. Peer interrogation, ``rounds`` rounds (default 1). All reports are shared. In each round
+     every persona (concurrently) asks at most ``max_questions`` questions, each to a different
+     peer; then every question is answered (concurrently) by the questioned persona from its own
+     context: its view of the log, the reports, and the exchanges it took part in. Nobody votes
+     or states a verdict here.
+IV.  Private vote (concurrent; no persona sees another's vote): ``{"faulty": [ids],
+     "justification"}``, ids from the hazard space (an enum), several or none allowed; on
+     step-labelled data also ``"step"`` (an integer enum 0..n-1), the decisive step of the
+     accused agent. A malformed vote is invalid and left out, with its reason.
+V.   Aggregation (``solvers._aggregation``: formulas there). ``weighting="proximity"``
+     (default; the reference implementation's, the only one with published results),
+     ``"structural"`` or ``"uniform"``; ``beta`` = 0.25. ``faulty`` = the components whose score
+     reaches ``threshold`` x the top score (default 0.5: a component needs at least half the
+     weighted support of the most-blamed one; chosen a priori, not tuned on any case; 1.0
+     gives the reference's argmax-with-ties). ``agent`` = the top-scoring component (the
+     top-scoring agent on step-labelled data; ties in ``Attribution.ties``, first in hazard
+     order wins); ``step`` = the weighted choice among the valid votes for that agent.
+
+Ablation ladder ``mode``: C0 votes straight from the log; C1 self-assessment, then each votes
+seeing its own report; C2 reports shared with all, then votes; C3 (default) the full protocol.
+
+Prompt layout (prefix caching): every call is three user turns. 1: the shared context (the
+task, the hazard space and, under "full", the whole log), byte-identical for every call of a
+sample; 2: the persona (identity, role, and under "own" its view of the log), identical across
+that persona's calls; 3: the phase (shared reports, exchanges, instructions). The persona's own
+system prompt is quoted in turn 2 rather than sent as a system message, which several providers
+move to the front. Reports, questions and answers quoted in turn 3 are cut to
+``max_report_chars``; the attribution keeps them whole.
+
+Calls per sample with A personas, R rounds, Q_r questions asked in round r:
+C0: A; C1, C2: 2A; C3: 2A + R*[A >= 2]*A + sum_r Q_r, with Q_r <= A*min(max_questions, A-1);
+plus 1 for ``hazard_space="constructed"``.
+
+Label access: the prompts are built only from ``model_view_from_state``. The one exception is
+``top_k_from_label``: after every model call, Phase V reads the true number of faults k from
+``trajectory_from_state`` and predicts the top k components, as the published leaderboard did.
+Such an attribution has ``label_informed=True`` and the transcript says so.
+
+Departures from the reference implementation: personas run concurrently, not one at a time;
+answers come from the questioned persona's own context rather than a stateless server-side
+model; questions are structured JSON calls, not tool calls, capped per round; the constructor
+gets no correction turn; a malformed vote is excluded instead of counted as all zeros; the
+multi-fault rule is a threshold (the reference has none); votes are parsed with the suite's
+shared parser. Followed: beta = 0.25 and the proximity formula, one-hot position at the voter's
+own dimension, lowest hazard index wins a tie, one dimension per agent with tools inside it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+from inspect_ai.log import transcript
+from inspect_ai.model import ChatMessageUser, Model, ModelOutput, ResponseSchema, get_model
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import collect, span
+
+from blame.render import RenderBudget, cut_middle, render_steps, render_system, render_task
+from blame.schema import Attribution, Exchange, Report, Step, SystemSpec, Trajectory, Vote
+from blame.state import model_view_from_state, save_attribution, trajectory_from_state
+from solvers import _aggregation as agg
+from solvers._calls import book_usage, generate_answer, response_schema
+from solvers._hazard_space import construct_space
+from solvers._output import output_problem
+from solvers._persona_answers import (
+    questions_schema,
+    read_questions,
+    read_report,
+    read_vote,
+    report_schema,
+    vote_schema,
+)
+
+Mode = Literal["C0", "C1", "C2", "C3"]
+PersonaView = Literal["own", "full"]
+HazardSpace = Literal["dataset", "constructed"]
+MODES: tuple[str, ...] = get_args(Mode)
+DEFAULT_THRESHOLD = 0.5
+DEFAULT_MAX_REPORT_CHARS = 2000
+
+OUTCOME = {
+    "step": "The session failed to solve its task: one agent made the decisive error that led to the failure.",
+    "vector": "A hazard event occurred in the session: one or more components (agents, software, hardware, "
+    "humans, channels) were faulty.",
+}
+
+CONTEXT = """\
+You are taking part in a failure analysis of one session of an LLM-based multi-agent system. \
+{outcome} The system's own agents analyse the session, each in the role it had in it.
+
+{task}
+
+{space}
+
+{log}"""
+
+FULL_LOG = "Session log (steps numbered from 0):\n{log}"
+OWN_LOG = "Each participant sees only the steps of the log that it sent or received."
+
+PERSONA = """\
+From here on you are {persona}, an agent of this system. Your role in the session:
+<<<
+{role}
+>>>"""
+
+OWN_STEPS = "The steps of the session that you sent or received (numbered as in the full log):\n{log}"
+NO_STEPS = "You sent or received no step of this session."
+
+SELF_ASSESSMENT = """\
+Self-assessment. Reconstruct your own trajectory in this session: what reached you, what you \
+did and why, which tools you used and what they returned, citing step numbers. Check it against \
+your role. Then report every anomaly the log lets you point to, in your own conduct or in what \
+reached you from others, devices or people, or state that you found none. Report only what the \
+log shows.
+
+Answer with a JSON object only:
+{"own_trajectory": "<your steps and reasons>", "anomalies": ["<one anomaly, with step numbers>"]}"""
+
+QUESTIONS = """\
+Peer interrogation, round {round} of {rounds}. Question the other participants to establish what \
+really happened: where a report is vague, contradicts the log or another report, or concerns \
+information you depended on. Ask at most {max_questions} question(s), each to a different \
+participant among: {peers}. Each will answer from its own knowledge of the session. Do not say \
+who you think is at fault and do not vote here: this dialogue is shared.
+
+Answer with a JSON object only (an empty list if you have nothing to ask):
+{{"questions": [{{"to": "<participant>", "question": "<your question>"}}]}}"""
+
+ANSWER = """\
+{asker} asks you (interrogation round {round}): {question}
+
+Answer from what you saw and did in this session, citing step numbers where you can. Stick to \
+facts; do not say who is at fault and do not vote. Reply in plain text."""
+
+VOTE_VECTOR = """\
+Private vote: no other participant will see it. Decide which hazard dimensions were faulty. Mark \
+a component only for a fault of its own (a root cause), not for an error it merely passed on; \
+mark several only if they failed independently; mark none if the session shows no fault.
+
+Answer with a JSON object only:
+{{"faulty": [<zero or more of: {dims}>], "justification": "<one or two sentences of evidence>"}}"""
+
+VOTE_STEP = """\
+Private vote: no other participant will see it. Decide which agent made the decisive error that \
+led to the failure and at which step: the earliest step at which that agent made the mistake \
+(steps are numbered from 0 as in the log). Mark that agent as faulty.
+
+Answer with a JSON object only:
+{{"faulty": [<the agent, one of: {agents}>], "step": <step index>, "justification": "<one or two sentences of evidence>"}}"""
+
+REPORTS = "Self-assessments shared by the participants:\n\n{reports}"
+OWN_REPORT = "Your self-assessment:\n{report}"
+EXCHANGES = "Your exchanges in the interrogation so far:\n\n{exchanges}"
+
+
+def persona_steps(trajectory: Trajectory, persona: str, view: PersonaView) -> list[Step]:
+    """The steps ``persona`` sees: all of them ("full"), or those it sent or received ("own").
+
+    Under "own" a step without a recipient (a broadcast, a group-chat turn) counts as received by
+    the agents its author's outgoing links reach in the SystemSpec (who reads whose output).
+    """
+    if view == "full":
+        return trajectory.steps
+    readers = {link.source for link in trajectory.system.links if link.target == persona}
+    return [
+        s
+        for s in trajectory.steps
+        if s.agent == persona or s.recipient == persona or (s.recipient is None and s.agent in readers)
+    ]
+
+
+class _Session:
+    """One sample's deliberation: the shared and per-persona turns, the model, the records.
+
+    (A plain class: Inspect loads ``--solver solvers/poirot.py@poirot`` as a module outside
+    ``sys.modules``, where ``@dataclass`` fails on postponed annotations.)
+    """
+
+    def __init__(
+        self,
+        trajectory: Trajectory,
+        space: SystemSpec,
+        mode: Mode,
+        view: PersonaView,
+        model: Model,
+        structured: bool,
+        budget: RenderBudget,
+        max_report_chars: int,
+        attribution: Attribution,
+    ) -> None:
+        self.trajectory, self.space, self.mode, self.model = trajectory, space, mode, model
+        self.structured, self.max_report_chars, self.attribution = structured, max_report_chars, attribution
+        # book_usage is the one place calls and tokens are counted; this scratch Attribution books
+        # them by persona instead of by phase and becomes Attribution.persona_usage.
+        self.ledger = Attribution(method="persona-ledger")
+        self.personas: dict[str, ChatMessageUser] = {}
+        self._build_turns(view, budget)
+
+    def _build_turns(self, view: PersonaView, budget: RenderBudget) -> None:
+        """The shared context turn and each persona's turn; records the steps that were cut."""
+        trajectory, truncated = self.trajectory, set()
+        log = OWN_LOG
+        if view == "full":
+            rendered = render_steps(trajectory.steps, budget)
+            log, truncated = FULL_LOG.format(log=rendered.text), set(rendered.truncated_steps)
+        self.context = ChatMessageUser(
+            content=CONTEXT.format(
+                outcome=OUTCOME[trajectory.label_kind],
+                task=render_task(trajectory),
+                space=render_system(self.space, budget, prompts=False),
+                log=log,
+            )
+        )
+        for agent in trajectory.system.agents:
+            role = agent.system_prompt or agent.description or f"the {agent.name} agent"
+            label = agent.id if agent.name == agent.id else f"{agent.id} ({agent.name})"
+            parts = [PERSONA.format(persona=label, role=cut_middle(role, budget.max_prompt_chars))]
+            if view == "own":
+                steps = persona_steps(trajectory, agent.id, view)
+                rendered = render_steps(steps, budget)
+                truncated |= set(rendered.truncated_steps)
+                parts.append(OWN_STEPS.format(log=rendered.text) if steps else NO_STEPS)
+            self.personas[agent.id] = ChatMessageUser(content="\n\n".join(parts))
+        self.attribution.truncated_steps = sorted(truncated)
+
+    def schema(self, name: str, schema: dict[str, Any]) -> ResponseSchema | None:
+        return response_schema(name, schema) if self.structured else None
+
+    async def call(self, persona: str, phase: str, text: str, schema: ResponseSchema | None = None) -> ModelOutput:
+        messages = [self.context, self.personas[persona], ChatMessageUser(content=text)]
+        output = await generate_answer(self.model, messages, self.attribution, phase, schema)
+        book_usage(self.ledger, persona, output)
+        return output
+
+    def quote(self, text: str) -> str:
+        return cut_middle(text, self.max_report_chars)
+
+    def deliberation(self, persona: str) -> str:
+        """What ``persona`` knows of the deliberation so far, by mode (empty under C0)."""
+        reports = {r.persona: r for r in self.attribution.reports}
+        if self.mode == "C0":
+            return ""
+        if self.mode == "C1":
+            return OWN_REPORT.format(report=self._report(reports[persona]))
+        blocks = [
+            REPORTS.format(reports="\n\n".join(f"[report of {p}]\n{self._report(r)}" for p, r in reports.items()))
+        ]
+        own = [e for e in self.attribution.exchanges if persona in (e.asker, e.target)]
+        if own:
+            blocks.append(EXCHANGES.format(exchanges="\n\n".join(self._exchange(e) for e in own)))
+        return "\n\n".join(blocks)
+
+    def _report(self, report: Report) -> str:
+        return self.quote(report.text) if report.text else f"(no report: {'; '.join(report.errors)})"
+
+    def _exchange(self, e: Exchange) -> str:
+        answer = self.quote(e.answer) if e.answer else f"(no answer: {'; '.join(e.errors)})"
+        return f"[round {e.round}] {e.asker} asked {e.target}: {self.quote(e.question)}\n{e.target} answered: {answer}"
+
+    def prompt(self, persona: str, instructions: str) -> str:
+        return "\n\n".join(part for part in (self.deliberation(persona), instructions) if part)
+
+
+async def _self_assess(session: _Session, persona: str) -> Report:
+    async with span(persona):
+        output = await session.call(
+            persona, "self_assessment", SELF_ASSESSMENT, session.schema("report", report_schema())
+        )
+        return read_report(persona, output)
+
+
+async def _ask(session: _Session, persona: str, round_: int, rounds: int, max_questions: int) -> list[Exchange]:
+    async with span(persona):
+        peers = [p for p in session.personas if p != persona]
+        instructions = QUESTIONS.format(
+            round=round_, rounds=rounds, max_questions=max_questions, peers=", ".join(peers)
+        )
+        schema = session.schema("questions", questions_schema(peers))
+        output = await session.call(persona, "interrogation", session.prompt(persona, instructions), schema)
+        asked, problems = read_questions(output, session.trajectory.system, peers, max_questions)
+        if problems:
+            transcript().info({"persona": persona, "round": round_, "question_problems": problems}, source="poirot")
+        return [Exchange(round=round_, asker=persona, target=peer, question=q) for peer, q in asked]
+
+
+async def _answer(session: _Session, exchange: Exchange) -> None:
+    async with span(exchange.target):
+        instructions = ANSWER.format(
+            asker=exchange.asker, round=exchange.round, question=session.quote(exchange.question)
+        )
+        output = await session.call(exchange.target, "interrogation", session.prompt(exchange.target, instructions))
+        problem = output_problem(output)
+        if problem:
+            exchange.errors.append(problem)
+        else:
+            exchange.answer = output.completion.strip()
+
+
+async def _vote(session: _Session, persona: str) -> Vote:
+    async with span(persona):
+        step_level = session.trajectory.label_kind == "step"
+        n_steps = len(session.trajectory.steps) if step_level else None
+        if step_level:
+            instructions = VOTE_STEP.format(agents=", ".join(c.id for c in session.space.agents))
+        else:
+            instructions = VOTE_VECTOR.format(dims=", ".join(session.space.ids))
+        schema = session.schema("vote", vote_schema(session.space, n_steps))
+        output = await session.call(persona, "vote", session.prompt(persona, instructions), schema)
+        return read_vote(persona, output, session.space, n_steps)
+
+
+def _aggregate(
+    session: _Session, state: TaskState, weighting: agg.Weighting, beta: float, threshold: float, top_k_from_label: bool
+) -> None:
+    """Phase V: fill scores, faulty, agent, step and ties from the valid votes."""
+    attribution, space = session.attribution, session.space
+    valid = [v for v in attribution.votes if v.valid]
+    if not valid:
+        attribution.invalid(f"all {len(attribution.votes)} votes are invalid")
+        return
+    agg.weigh(valid, space.ids, weighting, beta, agg.link_distances(session.trajectory.system))
+    attribution.scores = agg.scores(valid, space.ids)
+    step_level = session.trajectory.label_kind == "step"
+    candidates = [c.id for c in space.agents] if step_level else space.ids
+    top = agg.top_components(attribution.scores, candidates)
+    attribution.agent = top[0] if top else None
+    attribution.ties = top if len(top) > 1 else []
+    if top_k_from_label:
+        label = trajectory_from_state(state).label  # the one label read: the fault count, after every call
+        k = len(label.faulty) if label else 0
+        attribution.faulty, attribution.label_informed = agg.top_k(attribution.scores, k), True
+        transcript().info({"label_informed": True, "top_k_from_label": k}, source="poirot")
+    else:
+        attribution.faulty = agg.threshold_rule(attribution.scores, threshold)
+    blamed = f"top {top[0]} (S = {attribution.scores[top[0]]:.3f})" if top else "no component was blamed"
+    attribution.reason = f"{len(valid)} of {len(attribution.votes)} votes valid; {blamed}"
+    if step_level:
+        if attribution.agent is None:
+            attribution.invalid("no valid vote marked an agent")
+        else:
+            attribution.step = agg.decisive_step(valid, attribution.agent)
+    transcript().info({"scores": attribution.scores, "top": top, "faulty": attribution.faulty}, source="poirot")
+
+
+@solver
+def poirot(
+    mode: Mode = "C3",
+    rounds: int = 1,
+    max_questions: int = 2,
+    persona_view: PersonaView = "own",
+    hazard_space: HazardSpace = "dataset",
+    weighting: agg.Weighting = "proximity",
+    beta: float = agg.DEFAULT_BETA,
+    threshold: float = DEFAULT_THRESHOLD,
+    top_k_from_label: bool = False,
+    structured_output: bool = True,
+    max_step_chars: int = RenderBudget.max_step_chars,
+    max_log_chars: int = RenderBudget.max_total_chars,
+    max_prompt_chars: int = RenderBudget.max_prompt_chars,
+    max_report_chars: int = DEFAULT_MAX_REPORT_CHARS,
+) -> Solver:
+    """POIROT (see the module docstring for the protocol and every formula).
+
+    Args:
+        mode: ablation ladder, C0 (vote from the log) .. C3 (full protocol).
+        rounds: interrogation rounds (C3 only), >= 1.
+        max_questions: questions a persona may ask per round (each to a different peer), >= 1.
+        persona_view: "own" (steps the persona sent or received) or "full" (the whole log).
+        hazard_space: "dataset" (the SystemSpec) or "constructed" (role ``constructor``).
+        weighting: "proximity", "structural" or "uniform".
+        beta: baseline vote weight, >= 0.
+        threshold: a component is faulty when its score >= threshold * the top score; in (0, 1].
+        top_k_from_label: LABEL-INFORMED: predict the top k components, k = the true number of
+            faults (the published leaderboard's practice); the attribution is marked as such.
+        structured_output: send JSON schemas as the response format.
+        max_step_chars, max_log_chars, max_prompt_chars: render budgets (``blame.render``).
+        max_report_chars: cut for each report, question and answer quoted into a prompt.
+    """
+    checks = {
+        "mode": (mode, MODES),
+        "persona_view": (persona_view, get_args(PersonaView)),
+        "hazard_space": (hazard_space, get_args(HazardSpace)),
+        "weighting": (weighting, agg.WEIGHTINGS),
+    }
+    for name, (value, allowed) in checks.items():
+        if value not in allowed:
+            raise ValueError(f"poirot: {name}={value!r}; use one of {allowed}")
+    if rounds < 1 or max_questions < 1 or max_report_chars < 0:
+        raise ValueError(
+            f"poirot: rounds ({rounds}) and max_questions ({max_questions}) must be >= 1, max_report_chars >= 0"
+        )
+    if beta < 0 or not 0 < threshold <= 1:
+        raise ValueError(f"poirot: need beta >= 0 (got {beta}) and 0 < threshold <= 1 (got {threshold})")
+    budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
+    settings = {
+        "mode": mode, "rounds": rounds, "max_questions": max_questions, "persona_view": persona_view,
+        "hazard_space": hazard_space, "weighting": weighting, "beta": beta, "threshold": threshold,
+        "top_k_from_label": top_k_from_label,
+    }  # fmt: skip
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        trajectory = model_view_from_state(state)
+        attribution = Attribution(method="poirot", settings=dict(settings))
+        personas = [c.id for c in trajectory.system.agents]
+        if not personas:
+            save_attribution(state, attribution.invalid("the system has no agent component to act as a persona"))
+            return state
+        async with span("hazard_space"):
+            space = trajectory.system
+            if hazard_space == "constructed":
+                space = await construct_space(
+                    trajectory.system, get_model(role="constructor"), attribution, budget, structured_output
+                )
+        if space is None:
+            save_attribution(state, attribution)
+            return state
+        session = _Session(
+            trajectory, space, mode, persona_view, get_model(role="persona"), structured_output, budget,
+            max_report_chars, attribution,
+        )  # fmt: skip
+        if mode != "C0":
+            async with span("self_assessment"):
+                attribution.reports = await collect(*(_self_assess(session, p) for p in personas))
+        if mode == "C3" and len(personas) > 1:
+            async with span("interrogation"):
+                for round_ in range(1, rounds + 1):
+                    async with span(f"round_{round_}"):
+                        asked = await collect(*(_ask(session, p, round_, rounds, max_questions) for p in personas))
+                        exchanges = [e for batch in asked for e in batch]
+                        await collect(*(_answer(session, e) for e in exchanges))
+                        attribution.exchanges.extend(exchanges)
+        async with span("vote"):
+            attribution.votes = await collect(*(_vote(session, p) for p in personas))
+        async with span("aggregation"):
+            _aggregate(session, state, weighting, beta, threshold, top_k_from_label)
+        attribution.persona_usage = session.ledger.usage
+        save_attribution(state, attribution)
+        return state
+
+    return solve
