@@ -12,11 +12,23 @@ from collections.abc import Callable
 from inspect_ai.solver import Solver
 
 from solvers.all_at_once import all_at_once
+from solvers.binary_search import binary_search
+from solvers.floors import floor_fixed_agent, floor_fixed_step, floor_most_frequent
+from solvers.hybrid import hybrid
 from solvers.poirot import poirot
+from solvers.raffles import raffles
+from solvers.step_by_step import step_by_step
 
 SOLVERS: dict[str, Callable[..., Solver]] = {
     "all_at_once": all_at_once,
     "poirot": poirot,
+    "raffles": raffles,
+    "step_by_step": step_by_step,
+    "binary_search": binary_search,
+    "hybrid": hybrid,
+    "floor_most_frequent": floor_most_frequent,
+    "floor_fixed_agent": floor_fixed_agent,
+    "floor_fixed_step": floor_fixed_step,
 }
 
 

@@ -35,8 +35,8 @@ def check_attribution(attribution: Attribution, trajectory: Trajectory) -> None:
         assert 0 <= attribution.step < len(trajectory.steps)
     if attribution.valid:
         assert not attribution.errors
-        if trajectory.label_kind == "step":
-            assert attribution.agent is not None and attribution.step is not None
+        if trajectory.label_kind == "step":  # both named, or neither ("no decisive fault")
+            assert (attribution.agent is None) == (attribution.step is None)
     else:
         assert attribution.errors, "an invalid attribution must record its reason"
     assert sum(u.calls for u in attribution.usage.values()) == attribution.calls
@@ -63,5 +63,5 @@ def test_solver_contract(solver_name: str, task_name: str, policy: str, tmp_path
         assert Attribution.model_validate_json(sample.output.completion) == attribution
         trajectory = Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY])
         check_attribution(attribution, trajectory)
-        if policy == "invalid":
+        if policy == "invalid" and attribution.calls:  # a no-model floor (0 calls) is unaffected
             assert not attribution.valid
