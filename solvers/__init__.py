@@ -15,6 +15,7 @@ from solvers.all_at_once import all_at_once
 from solvers.binary_search import binary_search
 from solvers.floors import floor_fixed_agent, floor_fixed_step, floor_most_frequent
 from solvers.hybrid import hybrid
+from solvers.online_auditor import online_auditor
 from solvers.poirot import poirot
 from solvers.raffles import raffles
 from solvers.step_by_step import step_by_step
@@ -29,6 +30,7 @@ SOLVERS: dict[str, Callable[..., Solver]] = {
     "floor_most_frequent": floor_most_frequent,
     "floor_fixed_agent": floor_fixed_agent,
     "floor_fixed_step": floor_fixed_step,
+    "online_auditor": online_auditor,
 }
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import HeadlineMetric
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
@@ -59,12 +60,14 @@ def build_task(
     scorer: Scorer,
     solver: str | Solver,
     name: str,
-    headline: str,
+    headline: str | HeadlineMetric,
     with_reference_answer: bool = False,
 ) -> Task:
     """A task over ``trajectories``; ``solver`` is a registered solver name or a Solver.
 
-    ``headline`` is the eval's headline metric as ``"<scorer>.<score>"`` (e.g. ``vector.exact``).
+    ``headline`` is the eval's headline metric as ``"<scorer>.<score>"`` (e.g. ``vector.exact``),
+    or a ``HeadlineMetric`` (e.g. ``HeadlineMetric(scorer="auditing", metric="exact_f1")`` for a
+    scorer whose corpus metric returns a dict).
     """
     if not trajectories:
         raise ValueError(f"task {name}: no trajectories selected")

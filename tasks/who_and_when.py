@@ -12,15 +12,31 @@ LLM Multi-Agent Systems", ICML 2025, arXiv 2505.00212. Data: github.com/ag2ai/Ag
 Task arguments: ``subset`` (algorithm_generated | hand_crafted | all), ``with_reference_answer``
 (show the task's reference answer to the model; off by default, the log records it),
 ``only_consistent_labels`` (drop the logs whose labelled agent is not the speaker at the
-labelled step), ``solver`` (a registered solver name; ``--solver`` also works), ``data_dir``.
+labelled step), ``safe_controls`` (see below), ``solver`` (a registered solver name; ``--solver``
+also works), ``data_dir``.
+
+Safe controls (``-T safe_controls=true``, off by default). Who&When has only failed runs, so an
+online auditor's Exact-F1 and false-alarm rate need controls. This option adds, right after each
+log whose decisive step s is > 0, its *boundary-pair* safe control (AgentForesight): the prefix
+of steps 0..s-1, with no label and the id ``<id>_safe`` (``blame.safe_controls``). Counts on the
+pinned revision: Algorithm-Generated 126 logs + 106 controls = 232 samples (20 logs are labelled
+at step 0 and have none), Hand-Crafted 58 + 58 = 116, all 184 + 164 = 348. The step-level
+attribution scorer cannot score a trajectory without a label, so with safe controls the task is
+scored by ``scorers.auditing`` instead (headline ``auditing`` / ``exact_f1``). Meant for the
+online auditor:
+
+    inspect eval tasks/who_and_when.py -T safe_controls=true -T solver=online_auditor --model offline/random
 """
 
 from __future__ import annotations
 
 from inspect_ai import Task, task
+from inspect_ai.log import HeadlineMetric
 
+from blame.safe_controls import with_safe_controls
 from blame.who_and_when import load_who_and_when
 from scorers.attribution import attribution
+from scorers.auditing import auditing
 from tasks._common import build_task
 
 WHO_AND_WHEN_REVISION = "f4d2b6da464a826580e59b3a0eae15ea2d642d7c"
@@ -33,15 +49,19 @@ def who_and_when(
     only_consistent_labels: bool = False,
     solver: str = "all_at_once",
     data_dir: str | None = None,
+    safe_controls: bool = False,
 ) -> Task:
     """Who&When failure attribution (agent + decisive step), scored by exact agent and step."""
     trajectories = load_who_and_when(data_dir, subset)
     if only_consistent_labels:
         trajectories = [t for t in trajectories if t.meta.get("label_consistent")]
+    if safe_controls:
+        trajectories = with_safe_controls(trajectories)
     return build_task(
         trajectories,
-        scorer=attribution(),
+        scorer=auditing() if safe_controls else attribution(),
         solver=solver,
-        name="who_and_when", headline="attribution.joint",
+        name="who_and_when",
+        headline=HeadlineMetric(scorer="auditing", metric="exact_f1") if safe_controls else "attribution.joint",
         with_reference_answer=with_reference_answer,
     )

@@ -1,0 +1,418 @@
+"""Online auditor: judge each prefix of the log as it unfolds; the earliest alarm is the prediction.
+
+The online-auditing protocol of AgentForesight (Zhang et al. 2026, "AgentForesight: Online
+Auditing for Early Failure Prediction in Multi-Agent Systems", arXiv 2605.08715,
+github.com/ZBox1005/AgentForesight). The auditor sees only a prefix tau_{0:k} of the session
+(steps 0..k) and answers a structured verdict:
+
+- ``continue``: no decisive error is visible yet; or
+- ``alarm``: a decisive error has already happened, with the decisive step (0..k), the
+  responsible agent and a one-sentence reason.
+
+Protocol
+--------
+1. **Schedule.** The audited prefixes end at steps ``stride-1, 2*stride-1, ...`` and always at the
+   last step ``n-1`` (:func:`prefix_schedule`): ``ceil(n / stride)`` prefixes. ``stride=1`` audits
+   after every step. A coarse stride still localises to any step, since the alarm names the step.
+2. **Walk** (span ``audit``), one of:
+   - ``sequential``: prefix by prefix, stopping at the first valid alarm (fewest calls);
+   - ``parallel``: every scheduled prefix at once with ``inspect_ai.util.collect``, at most
+     ``max_concurrency`` calls in flight for the sample (lowest latency).
+3. **Decision** (:func:`decide`, the single source of truth for both walks): the earliest valid
+   alarm, by prefix end, is the prediction; its named step and agent become ``Attribution.step``
+   and ``agent``, its prefix end ``alarm_step``, and ``faulty = [agent]`` (so the prediction is
+   also a one-component hazard vector on vector-labelled data, where the alarm may name any
+   component). No alarm means "predicted safe": ``step = agent = alarm_step = None``,
+   ``faulty = []``. Both walks see the same verdicts up to the decision point, so for the same
+   model answers they give identical predictions; parallel merely records more verdicts.
+
+Every prefix verdict the walk obtained is recorded in ``Attribution.verdicts`` (so that false
+alarms before the decisive step can be counted, see ``scorers/auditing.py``). Every trajectory is
+walked the same way whatever its label: the solver reads only
+``blame.state.model_view_from_state`` (no label, no meta).
+
+Invalid verdicts
+----------------
+A reply that cannot be read (no JSON and no ``verdict:`` line, an unknown verdict word, an alarm
+without a step or with an unknown agent, a context overflow, an empty reply) is an **invalid**
+``PrefixVerdict`` (``valid=False`` with the reason), never a Continue. An alarm naming a step
+after the prefix end (a step the auditor cannot have seen) is invalid too. The walk goes on past
+an invalid verdict, as a deployed monitor would, but the trajectory's prediction is then
+unknowable: the auditor might have alarmed at that prefix. So the Attribution is marked
+**invalid** (``valid=False``, one error per invalid verdict) whenever an invalid verdict precedes
+the earliest valid alarm, or occurs anywhere when there is no valid alarm; the earliest valid
+alarm, if any, is still recorded in ``step``/``agent``/``alarm_step`` for analysis, and scorers
+count the whole trajectory as wrong. An invalid verdict *after* the earliest valid alarm (seen
+only by the parallel walk) does not affect the prediction, so the two walks stay identical.
+
+Prompt layout (prefix caching)
+------------------------------
+Each call is ``[system: fixed instructions, user: header + log prefix + question]``. The system
+prompt is the same for every trajectory; the header (task, components, who may be named) is the
+same for every prefix of a trajectory; the log prefix of step k is the rendering of steps 0..k,
+each step rendered on its own (:func:`render_prefix_blocks`), so prefix k's text is a string
+prefix of prefix k+1's; only the short final question names k. Consecutive calls therefore share
+everything up to the end of the shorter log, which servers with prefix caching (vLLM, SGLang,
+hosted APIs) reuse. The answer's JSON schema is also fixed per trajectory: ``step`` is an
+unbounded integer checked by the parser (an enum of 0..k would change the schema at every
+prefix, and some providers place the schema before the messages, e.g. OpenAI structured outputs
+and gpt-oss's harmony developer message, which would defeat the cache; an enum over the whole log
+would tell the auditor how long the run will be). Every prompt ends with a user turn (a final
+assistant turn makes vLLM continue it as a prefill).
+
+Render budget: a step longer than ``max_step_chars`` is cut in the middle; if the whole log would
+exceed ``max_log_chars``, one lower per-step limit, chosen once for the whole trajectory, applies
+to every prefix. That limit is the one departure from a strictly online view (it depends on the
+log's total length); it changes how much of a long step is shown, never which steps, and it is
+what keeps consecutive prompts byte-identical prefixes.
+
+Cost per trajectory of n steps with stride s: parallel makes ``ceil(n/s)`` calls; sequential
+makes ``j`` calls when the first valid alarm comes at the j-th scheduled prefix (all ``ceil(n/s)``
+when none). Input tokens are about ``sum over audited k of (H + L(k))`` with H the fixed part
+and L(k) the tokens of steps 0..k: for steps of about l tokens, ``ceil(n/s)·H + l·n²/(2s)``
+uncached, but only about ``H + l·n`` new tokens with prefix caching. Calls and tokens are booked
+in ``Attribution.calls`` / ``usage["audit"]``; the store key ``online_auditor`` keeps the
+schedule, the audited prefixes and per-prefix token usage.
+
+Departures from AgentForesight's released code, on purpose: it picks the mode from the gold label
+(one full-trajectory audit for safe runs, the prefix walk for unsafe ones), here every trajectory
+gets the same walk; its parser maps unparseable replies to SAFE, here they are invalid; steps are
+0-based and numbered in the prompt; ``stride`` and the parallel walk are additions.
+
+The auditor is the model bound to the role ``judge`` (``--model-role judge=...``), as for every
+other LLM method of the suite, else the evaluated model.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Literal, NamedTuple
+
+import anyio
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageSystem,
+    ChatMessageUser,
+    ModelOutput,
+    get_model,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import collect, span
+
+from blame.render import (
+    RenderBudget,
+    cut_middle,
+    render_steps,
+    render_system,
+    render_task,
+)
+from blame.schema import Attribution, PrefixVerdict, Trajectory
+from blame.state import model_view_from_state, save_attribution
+from solvers._calls import generate_answer, response_schema
+from solvers._output import (
+    _free_text_field,
+    extract_json_object,
+    output_problem,
+    parse_step,
+    resolve_component,
+)
+from solvers.all_at_once import candidate_agents
+
+Strategy = Literal["sequential", "parallel"]
+STRATEGIES: tuple[str, ...] = ("sequential", "parallel")
+STORE_KEY = "online_auditor"
+"""Sample-store key of the walk's details (schedule, audited prefixes, per-prefix usage)."""
+
+SYSTEM_PROMPT = """\
+You are an online auditor of an LLM-based multi-agent system. You watch one session of the \
+system while it runs: at each audit you see the task, the system's components and the log of the \
+steps produced so far, and nothing after them. Decide whether a decisive error has already \
+occurred: a mistake by one agent or component that will make the session fail unless someone \
+intervenes now.
+
+- Answer "continue" if no decisive error is visible in the steps shown so far.
+- Answer "alarm" if a decisive error has already occurred. Give the step of the decisive error \
+(the earliest step at which it was made; it must be one of the steps shown, numbered from 0 as \
+in the log) and the agent or component responsible for it.
+
+Base every judgement on evidence in the log shown; do not raise an alarm without evidence, and \
+do not wait for the failure to become obvious if the decisive error is already there.
+
+Answer with a JSON object only:
+{"reason": "<one sentence>", "verdict": "continue" or "alarm", "step": <step index, or null \
+for continue>, "agent": "<who is responsible, or null for continue>"}"""
+
+QUESTION = """\
+This is the log up to step {k}. Audit it now: "continue", or "alarm" with the decisive step \
+(0..{k}) and who is responsible. JSON only."""
+
+
+class PrefixCall(NamedTuple):
+    """One audited prefix: its verdict and the model output it came from. (A NamedTuple, not a
+    dataclass: ``--solver solvers/online_auditor.py@...`` loads this file outside
+    ``sys.modules``, where ``@dataclass`` fails on string annotations.)"""
+
+    verdict: PrefixVerdict
+    output: ModelOutput
+    messages: list[ChatMessage]
+
+
+def prefix_schedule(n_steps: int, stride: int = 1) -> list[int]:
+    """The prefix ends audited for a log of ``n_steps`` steps: ``stride-1, 2*stride-1, ...`` and
+    always ``n_steps-1``; ``ceil(n_steps / stride)`` of them (none for an empty log)."""
+    if stride < 1:
+        raise ValueError(f"stride must be >= 1, got {stride}")
+    ends = list(range(stride - 1, n_steps, stride))
+    if n_steps and (not ends or ends[-1] != n_steps - 1):
+        ends.append(n_steps - 1)
+    return ends
+
+
+def _blocks(trajectory: Trajectory, limit: int, budget: RenderBudget) -> list[str]:
+    one_step = RenderBudget(limit, sys.maxsize, budget.max_prompt_chars)
+    return [render_steps([step], one_step).text for step in trajectory.steps]
+
+
+def render_prefix_blocks(trajectory: Trajectory, budget: RenderBudget) -> tuple[list[str], list[int]]:
+    """Each step rendered on its own (``blame.render`` layout) with one per-step limit for the
+    whole trajectory, and the steps whose content was cut.
+
+    The limit is ``budget.max_step_chars``, lowered (by bisection) until the whole log joined
+    with blank lines fits ``budget.max_total_chars`` (0 if nothing fits: headers and cut markers
+    only). ``"\\n\\n".join(blocks[: k + 1])`` is then the log up to step k, and a string prefix of
+    the log up to any later step.
+    """
+
+    def length(blocks: list[str]) -> int:
+        return sum(map(len, blocks)) + 2 * max(len(blocks) - 1, 0)
+
+    limit = budget.max_step_chars
+    if length(_blocks(trajectory, limit, budget)) > budget.max_total_chars:
+        low, high = 0, limit  # invariant: `high` is too long; `low` fits, or is 0
+        while high - low > 1:
+            middle = (low + high) // 2
+            if length(_blocks(trajectory, middle, budget)) <= budget.max_total_chars:
+                low = middle
+            else:
+                high = middle
+        limit = low
+    truncated = [s.index for s in trajectory.steps if cut_middle(s.content, limit) != s.content]
+    return _blocks(trajectory, limit, budget), truncated
+
+
+def candidates(trajectory: Trajectory) -> list[str]:
+    """Who an alarm may name: the agents on step-labelled data, every component on vector data."""
+    return candidate_agents(trajectory) if trajectory.label_kind == "step" else trajectory.system.ids
+
+
+def audit_header(trajectory: Trajectory, budget: RenderBudget) -> str:
+    """The fixed part of a trajectory's user turn: task, components, who may be named."""
+    who = candidates(trajectory)
+    return "\n\n".join(
+        [
+            render_task(trajectory),
+            render_system(trajectory.system, budget),
+            f"An alarm may name as responsible one of: {', '.join(who)}",
+            "Session log so far:",
+        ]
+    )
+
+
+def audit_messages(header: str, blocks: list[str], k: int) -> list[ChatMessage]:
+    """The messages of the call on the prefix ending at step ``k`` (see "Prompt layout")."""
+    log = "\n\n".join(blocks[: k + 1])
+    text = f"{header}\n{log}\n\n{QUESTION.format(k=k)}"
+    return [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=text)]
+
+
+def verdict_schema(trajectory: Trajectory) -> dict[str, Any]:
+    """The verdict's JSON schema, identical for every prefix of ``trajectory``."""
+    return {
+        "type": "object",
+        "properties": {
+            "reason": {"type": "string"},
+            "verdict": {"type": "string", "enum": ["continue", "alarm"]},
+            "step": {"type": ["integer", "null"]},
+            "agent": {"type": ["string", "null"], "enum": [*candidates(trajectory), None]},
+        },
+        "required": ["reason", "verdict", "step", "agent"],
+        "additionalProperties": False,
+    }
+
+
+def parse_verdict(text: str, trajectory: Trajectory, k: int) -> PrefixVerdict:
+    """The verdict on the prefix ending at ``k`` from a reply (JSON, else ``verdict:``/``step:``/
+    ``agent:`` lines). Never raises: an unusable reply is ``valid=False`` with the reasons."""
+    data = extract_json_object(text)
+    if data is None:
+        data = {key: _free_text_field(text, key) for key in ("verdict", "step", "agent", "reason")}
+        if data["verdict"] is None:
+            return PrefixVerdict(
+                prefix_end=k, alarm=False, valid=False, errors=["no JSON object and no 'verdict:' line in the answer"]
+            )
+    reason = str(data.get("reason") or "")
+    word = data.get("verdict")
+    word = word.strip().lower() if isinstance(word, str) else word
+    if word == "continue":
+        return PrefixVerdict(prefix_end=k, alarm=False, reason=reason)
+    if word != "alarm":
+        return PrefixVerdict(
+            prefix_end=k, alarm=False, reason=reason, valid=False,
+            errors=[f"verdict {data.get('verdict')!r} is neither 'continue' nor 'alarm'"],
+        )
+    errors: list[str] = []
+    who = candidates(trajectory)
+    agent = resolve_component(data.get("agent"), trajectory.system, who)
+    if agent is None:
+        errors.append(f"alarm names unknown agent {data.get('agent')!r} (expected one of {who})")
+    step: int | None = None
+    if data.get("step") is None:
+        errors.append("alarm without a step")
+    else:
+        step, step_error = parse_step(data.get("step"), k + 1)
+        if step_error:
+            named, _ = parse_step(data.get("step"), sys.maxsize)  # the integer it names, if any
+            if named is not None and named > k:
+                step_error = f"alarm names step {named}, after the prefix end {k} (a step the auditor cannot see)"
+            errors.append(step_error)
+    return PrefixVerdict(prefix_end=k, alarm=True, step=step, agent=agent, reason=reason, valid=not errors, errors=errors)
+
+
+def decide(verdicts: list[PrefixVerdict]) -> tuple[PrefixVerdict | None, list[PrefixVerdict]]:
+    """(the earliest valid alarm or None, the invalid verdicts before it): the decision rule
+    shared by both walks. Verdicts are taken in order of ``prefix_end``."""
+    invalid: list[PrefixVerdict] = []
+    for verdict in sorted(verdicts, key=lambda v: v.prefix_end):
+        if verdict.valid and verdict.alarm:
+            return verdict, invalid
+        if not verdict.valid:
+            invalid.append(verdict)
+    return None, invalid
+
+
+def _invalid_verdict(k: int, problem: str) -> PrefixVerdict:
+    return PrefixVerdict(prefix_end=k, alarm=False, valid=False, errors=[problem])
+
+
+@solver
+def online_auditor(
+    strategy: Strategy = "sequential",
+    stride: int = 1,
+    max_concurrency: int = 8,
+    structured_output: bool = True,
+    max_step_chars: int = RenderBudget.max_step_chars,
+    max_log_chars: int = RenderBudget.max_total_chars,
+    max_prompt_chars: int = RenderBudget.max_prompt_chars,
+) -> Solver:
+    """Per-prefix auditor: Continue or Alarm at each scheduled prefix; the earliest alarm wins.
+
+    Args:
+        strategy: ``sequential`` (stop at the first valid alarm: fewest calls) or ``parallel``
+            (every scheduled prefix at once: lowest latency). Same predictions for the same answers.
+        stride: audit after every ``stride`` steps (and always at the last step).
+        max_concurrency: at most this many calls in flight per sample in the parallel walk.
+        structured_output: send the verdict's JSON schema as the response format; the text is
+            parsed either way.
+        max_step_chars: render budget per step, in characters (see ``render_prefix_blocks``).
+        max_log_chars: render budget for the whole log, in characters.
+        max_prompt_chars: budget per agent system prompt shown to the auditor.
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
+    if isinstance(stride, bool) or not isinstance(stride, int) or stride < 1:
+        raise ValueError(f"stride must be an integer >= 1, got {stride!r}")
+    if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
+        raise ValueError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
+    budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        trajectory = model_view_from_state(state)
+        attribution = Attribution(method="online_auditor")
+        blocks, attribution.truncated_steps = render_prefix_blocks(trajectory, budget)
+        header = audit_header(trajectory, budget)
+        schema = response_schema("audit_verdict", verdict_schema(trajectory)) if structured_output else None
+        model = get_model(role="judge")
+        schedule = prefix_schedule(len(trajectory.steps), stride)
+
+        async def audit(k: int) -> PrefixCall:
+            messages = audit_messages(header, blocks, k)
+            async with span(f"prefix_{k}"):
+                output = await generate_answer(model, messages, attribution, phase="audit", schema=schema)
+            problem = output_problem(output)
+            verdict = _invalid_verdict(k, problem) if problem else parse_verdict(output.completion, trajectory, k)
+            return PrefixCall(verdict, output, messages)
+
+        async with span("audit"):
+            if strategy == "sequential":
+                calls = await _walk_sequential(audit, schedule)
+            else:
+                calls = await _walk_parallel(audit, schedule, max_concurrency)
+
+        _fill(attribution, [c.verdict for c in calls])
+        _record(state, calls, strategy, stride, schedule)
+        save_attribution(state, attribution)
+        return state
+
+    return solve
+
+
+async def _walk_sequential(audit: Any, schedule: list[int]) -> list[PrefixCall]:
+    calls: list[PrefixCall] = []
+    for k in schedule:
+        call = await audit(k)
+        calls.append(call)
+        if call.verdict.valid and call.verdict.alarm:
+            break
+    return calls
+
+
+async def _walk_parallel(audit: Any, schedule: list[int], max_concurrency: int) -> list[PrefixCall]:
+    limiter = anyio.Semaphore(max_concurrency)
+
+    async def bounded(k: int) -> PrefixCall:
+        async with limiter:
+            return await audit(k)
+
+    return list(await collect(*(bounded(k) for k in schedule)))
+
+
+def _fill(attribution: Attribution, verdicts: list[PrefixVerdict]) -> None:
+    """Record every verdict and the decision (see "Decision" and "Invalid verdicts")."""
+    attribution.verdicts = sorted(verdicts, key=lambda v: v.prefix_end)
+    alarm, invalid = decide(verdicts)
+    if alarm is not None:
+        attribution.step, attribution.agent, attribution.alarm_step = alarm.step, alarm.agent, alarm.prefix_end
+        attribution.faulty = [alarm.agent] if alarm.agent else []
+        attribution.reason = alarm.reason
+    else:
+        attribution.reason = "no alarm: the auditor let every audited prefix continue"
+    for verdict in invalid:
+        attribution.invalid(f"verdict on the prefix ending at step {verdict.prefix_end} is unusable: {'; '.join(verdict.errors)}")
+
+
+def _record(state: TaskState, calls: list[PrefixCall], strategy: str, stride: int, schedule: list[int]) -> None:
+    """The decisive call's messages and output go to the state; walk details to the store."""
+    ordered = sorted(calls, key=lambda c: c.verdict.prefix_end)
+    if ordered:
+        alarm, _ = decide([c.verdict for c in ordered])
+        last = next((c for c in ordered if alarm is not None and c.verdict is alarm), ordered[-1])
+        state.messages = [*last.messages, last.output.message]
+        state.output = last.output
+    state.store.set(
+        STORE_KEY,
+        {
+            "strategy": strategy,
+            "stride": stride,
+            "schedule": schedule,
+            "audited": [c.verdict.prefix_end for c in ordered],
+            "prefix_usage": [
+                {
+                    "prefix_end": c.verdict.prefix_end,
+                    "input_tokens": c.output.usage.input_tokens if c.output.usage else None,
+                    "output_tokens": c.output.usage.output_tokens if c.output.usage else None,
+                    "input_tokens_cache_read": c.output.usage.input_tokens_cache_read if c.output.usage else None,
+                }
+                for c in ordered
+            ],
+        },
+    )

@@ -1,0 +1,58 @@
+"""AFTraj: online auditing of multi-agent trajectories, safe and unsafe (AgentForesight's data).
+
+Zhang et al., "AgentForesight: Online Auditing for Early Failure Prediction in Multi-Agent
+Systems", 2026, arXiv 2605.08715; code github.com/ZBox1005/AgentForesight; data Hugging Face
+``ZBox008003/AFTraj`` (CC BY 4.0): 1,162 safe and 1,114 unsafe trajectories (Math, Coding,
+Agentic), each unsafe one labelled with its decisive step and agent. The data is not bundled:
+download it and pass its folder (``blame/aftraj.py`` documents the format).
+
+    huggingface-cli download ZBox008003/AFTraj --repo-type dataset --local-dir data/aftraj
+    inspect eval tasks/aftraj.py -T data_dir=data/aftraj --model offline/random
+    inspect eval tasks/aftraj.py -T data_dir=data/aftraj -T paper_test_split=true \\
+        --model vllm/Qwen/Qwen2.5-7B-Instruct \\
+        --solver solvers/online_auditor.py@online_auditor -S strategy=parallel -S stride=2
+
+Task arguments: ``data_dir`` (required), ``subset`` (all | safe | unsafe), ``domains`` (e.g.
+``math`` or ``math,coding``), ``paper_test_split`` (the paper's 332-trajectory test split),
+``with_reference_answer`` (show the gold answer to the model; off by default), ``solver`` (a
+registered solver name, default ``online_auditor``; ``--solver`` also works). Scored by
+``scorers.auditing`` (Exact-F1, ASS, FAR, Step-Acc, Agent-Acc, prefix-level false alarms).
+"""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+from inspect_ai.log import HeadlineMetric
+
+from blame.aftraj import load_aftraj
+from scorers.auditing import auditing
+from tasks._common import build_task
+
+
+def _domains(domains: str | list[str] | None) -> list[str] | None:
+    """``-T domains=math`` gives a string, ``-T domains=math,coding`` a list."""
+    if domains is None:
+        return None
+    items = domains.split(",") if isinstance(domains, str) else list(domains)
+    return [str(d).strip() for d in items if str(d).strip()]
+
+
+@task
+def aftraj(
+    data_dir: str | None = None,
+    subset: str = "all",
+    domains: str | list[str] | None = None,
+    paper_test_split: bool = False,
+    with_reference_answer: bool = False,
+    solver: str = "online_auditor",
+) -> Task:
+    """AFTraj online auditing (decisive step and agent, or safe), scored by Exact-F1 and FAR."""
+    trajectories = load_aftraj(data_dir, subset, _domains(domains), paper_test_split)
+    return build_task(
+        trajectories,
+        scorer=auditing(),
+        solver=solver,
+        name="aftraj",
+        headline=HeadlineMetric(scorer="auditing", metric="exact_f1"),
+        with_reference_answer=with_reference_answer,
+    )
