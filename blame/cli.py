@@ -1,6 +1,7 @@
 """The ``blame`` command.
 
-    blame data              where each dataset is found, and how many trajectories load
+    blame data                          where each dataset is found, and how many trajectories load
+    blame report LOG_DIR --out DIR      tables, regressions, figures and a manifest from eval logs
 """
 
 from __future__ import annotations
@@ -33,13 +34,59 @@ def _data(args: argparse.Namespace) -> int:
     return status
 
 
+def _report(args: argparse.Namespace) -> int:
+    # imported here so that `blame data` does not pay for pandas, statsmodels and matplotlib
+    from analysis.report import ReportError, run_report
+
+    command = "blame " + " ".join(args.argv)
+    try:
+        result = run_report(
+            args.log_dir,
+            args.out,
+            treatment=args.treatment,
+            baseline=args.baseline,
+            se=args.se,
+            figures=not args.no_figures,
+            command=command,
+            progress=None if args.quiet else sys.stderr,
+        )
+    except ReportError as error:
+        print(f"blame report: {error}", file=sys.stderr)
+        return 1
+    print(
+        f"wrote {len(result.files)} files to {result.out} "
+        f"({result.used_logs} log(s) used, {result.skipped_logs} skipped); see {result.out / 'report.md'}"
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="blame", description="BLAME-bench command line.")
     commands = parser.add_subparsers(dest="command", required=True)
     data = commands.add_parser("data", help="show where the datasets are found and how many trajectories load")
     data.add_argument("--data-dir", default=None, help="look here first (as -T data_dir=...)")
     data.set_defaults(run=_data)
-    args = parser.parse_args(argv)
+    report = commands.add_parser(
+        "report",
+        help="regenerate the tables, regressions and figures from a directory of eval logs",
+        description="Read every eval log under LOG_DIR (failed logs are skipped with a warning) and "
+        "write frames, tables (Markdown + CSV), regressions, figures (PNG + PDF), report.md and "
+        "manifest.json to DIR. The same logs give byte-identical tables.",
+    )
+    report.add_argument("log_dir", metavar="LOG_DIR", help="directory of .eval logs (searched recursively)")
+    report.add_argument("--out", required=True, metavar="DIR", help="output directory (new, empty, or an earlier report)")
+    report.add_argument("--treatment", default="poirot", metavar="METHOD",
+                        help="Attribution.method of the protocol under test (default: poirot)")
+    report.add_argument("--baseline", default="all_at_once", metavar="METHOD",
+                        help="Attribution.method of the baseline and regression reference (default: all_at_once)")
+    report.add_argument("--se", choices=["cluster", "model"], default="cluster",
+                        help="regression standard errors: clustered by case (default) or model-based")
+    report.add_argument("--no-figures", action="store_true", help="write tables only")
+    report.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    report.set_defaults(run=_report)
+    raw = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(raw)
+    args.argv = raw
     return args.run(args)
 
 

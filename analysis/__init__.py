@@ -1,0 +1,47 @@
+"""Eval logs -> frames -> complexity quartiles, regressions, tables, figures (``blame report``).
+
+One module per concept:
+
+- :mod:`analysis.frames`: logs -> the per-sample frame and the per-persona votes frame
+- :mod:`analysis.complexity`: per-case reasoning complexity and quartiles
+- :mod:`analysis.significance`: tests of an accuracy gain (exact McNemar, two-proportion z)
+- :mod:`analysis.regressions`: logistic regressions with odds ratios (clustered SEs)
+- :mod:`analysis.tables`: Table 1, accuracy by quartile, Who&When accuracy (Markdown + CSV)
+- :mod:`analysis.radial`: the radial embedding of binary attribution vectors
+- :mod:`analysis.figures`: the figures (PNG + PDF)
+- :mod:`analysis.report`: the whole report with a manifest
+
+Importing this package does not import matplotlib or statsmodels; they load when used.
+"""
+
+from analysis.complexity import MULTI_AGENT_METHODS, add_complexity, complexity_frame, participants
+from analysis.frames import SAMPLE_COLUMNS, VOTE_COLUMNS, LogSet, read_logs, votes_frame
+from analysis.radial import dimension_angle, radial_position
+from analysis.regressions import regressions
+from analysis.report import ReportError, run_report
+from analysis.significance import gain_test, mcnemar_exact, two_proportion_p
+from analysis.tables import quartile_accuracy, quartile_gains, table1, who_and_when_table
+
+__all__ = [
+    "MULTI_AGENT_METHODS",
+    "SAMPLE_COLUMNS",
+    "VOTE_COLUMNS",
+    "LogSet",
+    "ReportError",
+    "add_complexity",
+    "complexity_frame",
+    "dimension_angle",
+    "gain_test",
+    "mcnemar_exact",
+    "participants",
+    "quartile_accuracy",
+    "quartile_gains",
+    "radial_position",
+    "read_logs",
+    "regressions",
+    "run_report",
+    "table1",
+    "two_proportion_p",
+    "votes_frame",
+    "who_and_when_table",
+]

@@ -1,0 +1,285 @@
+"""``blame report LOG_DIR --out DIR``: every frame, table and figure of the analysis, plus a manifest.
+
+Output layout (all paths relative to DIR)::
+
+    report.md                 every table, the figures and the notes, in one page
+    manifest.json             logs used (path, sha256, status, why skipped), package versions,
+                              options, the command, and the sha256 of every file written
+    frames/samples.csv        the sample frame (analysis.frames), complexity and quartile joined
+    frames/votes.csv          the per-persona votes frame
+    frames/complexity.csv     one row per case: complexity, quartile, reasoning source
+    tables/table1.{md,csv}    treatment vs baseline per benchmark and model (k=1, k>1, overall)
+    tables/quartiles.{md,csv} accuracy per complexity quartile; quartile_gains.csv the gains
+    tables/who_and_when.{md,csv}
+    tables/regressions.{md,csv}
+    figures/<name>.{png,pdf}
+
+Determinism: the frames are sorted, numbers have fixed formats and nothing written contains a
+time, so the same logs give byte-identical tables, frames and report.md (the manifest also
+records the command line; no generation time is written anywhere).
+
+A directory that holds files but no manifest from an earlier ``blame report`` is refused, so a
+report never overwrites unrelated files; an earlier report's ``frames/``, ``tables/`` and
+``figures/`` are removed first, so no stale figure survives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import shutil
+import sys
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import TextIO
+
+import pandas as pd
+
+from analysis import figures as figs
+from analysis._format import markdown_table, write_csv, write_text
+from analysis.complexity import add_complexity, complexity_frame
+from analysis.frames import read_logs
+from analysis.regressions import regressions
+from analysis.tables import (
+    quartile_accuracy,
+    quartile_gains,
+    quartiles_markdown,
+    regressions_markdown,
+    table1,
+    table1_markdown,
+    who_and_when_markdown,
+    who_and_when_table,
+)
+
+__all__ = ["GENERATOR", "PACKAGES", "ReportError", "ReportResult", "run_report"]
+
+GENERATOR = "blame report"
+PACKAGES: tuple[str, ...] = (
+    "blame-bench", "inspect_ai", "pandas", "numpy", "statsmodels", "scipy", "matplotlib",
+)
+OWNED: tuple[str, ...] = ("frames", "tables", "figures", "report.md", "manifest.json")
+
+
+class ReportError(Exception):
+    """A report cannot be made (no logs, no usable logs, a foreign output directory)."""
+
+
+@dataclass
+class ReportResult:
+    out: Path
+    files: list[str]
+    notes: list[str] = field(default_factory=list)
+    used_logs: int = 0
+    skipped_logs: int = 0
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def _prepare_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise ReportError(f"--out {out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        manifest = out / "manifest.json"
+        try:
+            ours = json.loads(manifest.read_text()).get("generator") == GENERATOR
+        except (OSError, ValueError, AttributeError):
+            ours = False
+        if not ours:
+            raise ReportError(
+                f"--out {out} is not empty and holds no manifest.json from an earlier `blame report`; "
+                "choose an empty or new directory"
+            )
+        for name in OWNED:
+            target = out / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_report(
+    log_dir: str | Path,
+    out: str | Path,
+    *,
+    treatment: str = "poirot",
+    baseline: str = "all_at_once",
+    se: str = "cluster",
+    figures: bool = True,
+    command: str | None = None,
+    progress: TextIO | None = sys.stderr,
+) -> ReportResult:
+    """Read ``log_dir``, write the whole report to ``out`` (module docstring); return what was written.
+
+    Raises :class:`ReportError` with a user-facing message when there is nothing to report.
+    """
+    if se not in ("cluster", "model"):
+        raise ReportError(f"--se must be 'cluster' or 'model', got {se!r}")
+    root = Path(log_dir)
+    if not root.is_dir():
+        raise ReportError(f"log directory {str(log_dir)!r} does not exist")
+    out_dir = Path(out)
+    notes: list[str] = []
+    logset = read_logs(root, progress=progress)
+    used = [r for r in logset.logs if r.used]
+    if not logset.logs:
+        raise ReportError(f"no eval logs (*.eval, *.json) found under {log_dir}")
+    if not used:
+        raise ReportError(
+            f"none of the {len(logset.logs)} eval log(s) under {log_dir} is usable: "
+            + "; ".join(f"{r.path}: {r.reason}" for r in logset.logs)
+        )
+    notes.extend(logset.warnings)
+    samples = logset.samples
+    notes.extend(_unscored_notes(samples))
+    notes.extend(_duplicate_notes(samples))
+    complexity_notes: list[str] = []
+    complexity = complexity_frame(samples, complexity_notes)
+    samples = add_complexity(samples, complexity)
+
+    _prepare_out(out_dir)
+    written: list[Path] = []
+
+    def csv(frame: pd.DataFrame, rel: str) -> None:
+        write_csv(frame, out_dir / rel)
+        written.append(out_dir / rel)
+
+    def text(body: str, rel: str) -> None:
+        write_text(body, out_dir / rel)
+        written.append(out_dir / rel)
+
+    csv(samples, "frames/samples.csv")
+    csv(logset.votes, "frames/votes.csv")
+    csv(complexity, "frames/complexity.csv")
+
+    t1, unavailable = table1(samples, treatment, baseline)
+    csv(t1, "tables/table1.csv")
+    t1_md = table1_markdown(t1, unavailable, treatment, baseline)
+    text(t1_md, "tables/table1.md")
+
+    q_acc, q_gain = quartile_accuracy(samples), quartile_gains(samples, treatment, baseline)
+    csv(q_acc, "tables/quartiles.csv")
+    csv(q_gain, "tables/quartile_gains.csv")
+    q_md = quartiles_markdown(q_acc, q_gain, complexity, complexity_notes)
+    text(q_md, "tables/quartiles.md")
+
+    ww = who_and_when_table(samples)
+    csv(ww, "tables/who_and_when.csv")
+    ww_md = who_and_when_markdown(ww)
+    text(ww_md, "tables/who_and_when.md")
+
+    reg = regressions(samples, baseline_method=baseline, se=se)
+    csv(reg, "tables/regressions.csv")
+    reg_md = regressions_markdown(reg, se)
+    text(reg_md, "tables/regressions.md")
+
+    figure_lines: list[str] = []
+    if figures:
+        folder = out_dir / "figures"
+        attempts = [
+            ("accuracy_by_model", lambda: figs.fig_accuracy_by_model(samples, folder, treatment, baseline)),
+            ("gain_by_quartile", lambda: figs.fig_gain_by_quartile(q_gain, folder)),
+            ("accuracy_quartile_agents", lambda: figs.fig_accuracy_quartile_agents(samples, folder, treatment, baseline)),
+            ("vote_accuracy", lambda: figs.fig_vote_accuracy(logset.votes, folder)),
+            ("radial", lambda: figs.fig_radial(samples, logset.votes, folder, treatment, baseline)),
+        ]
+        for name, draw in attempts:
+            try:
+                stems = draw()
+            except figs.Unavailable as e:
+                figure_lines.append(f"- `{name}`: not drawn: {e}.")
+                continue
+            for stem in [stems] if isinstance(stems, str) else stems:
+                written.extend([folder / f"{stem}.png", folder / f"{stem}.pdf"])
+                figure_lines.append(f"- `{stem}` ([PDF](figures/{stem}.pdf))\n\n  ![{stem}](figures/{stem}.png)")
+    else:
+        figure_lines.append("- not drawn (--no-figures)")
+
+    logs_table = pd.DataFrame([
+        {"log": r.path, "task": r.task or "–", "model": r.model or "–", "status": r.status,
+         "samples": r.samples if r.used else "–", "used": "yes" if r.used else f"no: {r.reason}"}
+        for r in logset.logs
+    ])
+    summary = [
+        "# BLAME-bench analysis report\n",
+        f"{len(used)} of {len(logset.logs)} eval log(s) used, {len(samples)} sample-epochs, "
+        f"{samples['benchmark'].nunique()} benchmark(s), {samples['model'].nunique()} model(s), "
+        f"protocols: {', '.join(sorted(samples['protocol'].unique()))}. Treatment method `{treatment}`, "
+        f"baseline method `{baseline}`, standard errors: "
+        + ("clustered by case." if se == "cluster" else "model-based.")
+        + " Provenance (hashes, versions, command) is in manifest.json.\n",
+    ]
+    if notes:
+        summary.append("Notes:\n\n" + "\n".join(f"- {n}" for n in notes) + "\n")
+    body = "\n".join([
+        *summary,
+        "## Logs\n",
+        markdown_table(logs_table, align=["l", "l", "l", "l", "r", "l"]),
+        _demote(t1_md), _demote(q_md), _demote(ww_md), _demote(reg_md),
+        "## Figures\n",
+        "\n".join(figure_lines) + "\n",
+    ])
+    text(body, "report.md")
+
+    manifest = {
+        "generator": GENERATOR,
+        "command": command,
+        "log_dir": str(log_dir),
+        "options": {"treatment": treatment, "baseline": baseline, "se": se, "figures": figures},
+        "packages": _versions(),
+        "logs": [asdict(r) for r in logset.logs],
+        "notes": notes + complexity_notes,
+        "outputs": {p.relative_to(out_dir).as_posix(): _sha256(p) for p in sorted(written)},
+    }
+    write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False), out_dir / "manifest.json")
+    files = sorted(p.relative_to(out_dir).as_posix() for p in written) + ["manifest.json"]
+    return ReportResult(out_dir, files, notes + complexity_notes, len(used), len(logset.logs) - len(used))
+
+
+def _unscored_notes(samples: pd.DataFrame) -> list[str]:
+    """Why some sample-epochs have no ``correct`` and are left out of the tables."""
+    unscored = samples[samples["correct"].isna()]
+    notes = []
+    errored = unscored[unscored["sample_error"] != ""]
+    if len(errored):
+        notes.append(f"{len(errored)} sample-epoch(s) errored (no score) and are not trials")
+    corpus = unscored[unscored["sample_error"] == ""]
+    for (task, metric), group in corpus.groupby(["task", "metric"], sort=True, dropna=False):
+        notes.append(
+            f"{task}: headline metric {metric!r} has no per-sample 0/1 value (a corpus-level metric); "
+            f"its {len(group)} sample-epoch(s) are left out of Table 1, the quartile tables and the regressions"
+        )
+    return notes
+
+
+def _duplicate_notes(samples: pd.DataFrame) -> list[str]:
+    """Trials that appear in more than one log (a task run twice into one directory)."""
+    keys = ["benchmark", "model", "protocol", "case", "epoch"]
+    duplicated = samples[samples.duplicated(keys, keep=False)]
+    if duplicated.empty:
+        return []
+    logs = sorted(duplicated["log"].unique())
+    return [
+        f"{len(duplicated)} sample-epochs share (benchmark, model, protocol, case, epoch) with another "
+        f"log's: the same configuration ran more than once ({', '.join(logs)}); all are counted, and "
+        "Table 1 then compares them unpaired"
+    ]
+
+
+def _demote(markdown: str) -> str:
+    """Nest a table file's headings one level under the report's."""
+    return "\n".join("#" + line if line.startswith("#") else line for line in markdown.splitlines()) + "\n"

@@ -1,0 +1,313 @@
+"""The report's tables, as tidy frames (written to CSV) and Markdown.
+
+Every accuracy here is the mean of a per-sample 0/1 score over trials (sample-epochs) that have a
+score: ``correct`` (the task's headline key, e.g. ``vector.exact``) for Table 1 and the quartile
+table, the ``attribution_*`` keys for Who&When. An invalid attribution is a trial scored 0 (the
+scorers' rule); an errored sample (no score) is not a trial.
+
+- **Table 1** (:func:`table1`), per benchmark and model: treatment accuracy P (method
+  ``poirot``), baseline accuracy B (method ``all_at_once``) and the gain ``100 (P - B)`` in points
+  on single-fault cases (``fault_group == "k=1"``), multi-fault cases (``"k>1"``) and all cases
+  (``overall``, safe controls included), each with its test (``analysis.significance``: exact
+  McNemar when the trials pair by case and epoch, else the two-proportion z-test) and trial
+  counts. Without treatment or baseline trials the benchmark's comparison is unavailable and a
+  note says so. A treatment whose Attribution is ``label_informed`` (POIROT's
+  ``top_k_from_label``) is flagged: it is not comparable with label-free methods.
+- **Accuracy by complexity quartile** (:func:`quartile_accuracy`, :func:`quartile_gains`): per
+  benchmark, model, protocol and quartile; the relative gain is ``(P - B) / B`` (NaN if B = 0).
+- **Who&When** (:func:`who_and_when_table`): per subset (benchmark ``who_and_when/*``), model and
+  protocol: agent, step and joint accuracy, step within +-k, and the share of valid answers.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis._format import DASH, markdown_table, number, pct, points, pvalue
+from analysis.significance import gain_test
+
+__all__ = [
+    "GROUPS",
+    "TABLE1_COLUMNS",
+    "comparison_pairs",
+    "quartile_accuracy",
+    "quartile_gains",
+    "quartiles_markdown",
+    "regressions_markdown",
+    "table1",
+    "table1_markdown",
+    "who_and_when_markdown",
+    "who_and_when_table",
+]
+
+GROUPS: tuple[str, ...] = ("k=1", "k>1", "overall")
+
+TABLE1_COLUMNS: list[str] = [
+    "benchmark", "model", "treatment", "baseline", "label_informed", "group", "acc_treatment", "acc_baseline",
+    "gain_points", "p_value", "test", "n_treatment", "n_baseline", "discordant_treatment",
+    "discordant_baseline",
+]
+
+
+def _scored(samples: pd.DataFrame) -> pd.DataFrame:
+    return samples[samples["correct"].notna()]
+
+
+def comparison_pairs(
+    frame: pd.DataFrame, treatment_method: str, baseline_method: str
+) -> tuple[list[tuple[str, str]], str | None]:
+    """(treatment protocol, baseline protocol) pairs in one benchmark's frame, or why there are none."""
+    protocols = frame[["protocol", "method"]].drop_duplicates().sort_values("protocol")
+    treatments = protocols.loc[protocols["method"] == treatment_method, "protocol"].tolist()
+    baselines = protocols.loc[protocols["method"] == baseline_method, "protocol"].tolist()
+    present = ", ".join(protocols["protocol"]) or "none"
+    if not treatments:
+        return [], f"no trials of method {treatment_method!r} (protocols present: {present})"
+    if not baselines:
+        return [], f"no trials of the baseline method {baseline_method!r} (protocols present: {present})"
+    return [(t, b) for t in treatments for b in baselines], None
+
+
+def _group(frame: pd.DataFrame, group: str) -> pd.DataFrame:
+    return frame if group == "overall" else frame[frame["fault_group"] == group]
+
+
+def table1(
+    samples: pd.DataFrame, treatment_method: str = "poirot", baseline_method: str = "all_at_once"
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Table 1 as a long frame (TABLE1_COLUMNS) and, per benchmark without a comparison, why."""
+    rows: list[dict[str, object]] = []
+    unavailable: dict[str, str] = {}
+    scored = _scored(samples)
+    for benchmark, frame in scored.groupby("benchmark", sort=True):
+        pairs, reason = comparison_pairs(frame, treatment_method, baseline_method)
+        if reason:
+            unavailable[str(benchmark)] = reason
+            continue
+        for model, by_model in frame.groupby("model", sort=True):
+            for treatment, baseline in pairs:
+                t_all = by_model[by_model["protocol"] == treatment]
+                b_all = by_model[by_model["protocol"] == baseline]
+                if t_all.empty or b_all.empty:
+                    continue
+                informed = bool(t_all["label_informed"].any()) if "label_informed" in t_all else False
+                for group in GROUPS:
+                    test = gain_test(_group(t_all, group), _group(b_all, group))
+                    rows.append({"benchmark": benchmark, "model": model, "treatment": treatment,
+                                 "baseline": baseline, "label_informed": informed, "group": group,
+                                 **test.as_dict()})
+        if not any(r["benchmark"] == benchmark for r in rows):
+            unavailable[str(benchmark)] = "no model ran both the treatment and the baseline"
+    frame = pd.DataFrame(rows, columns=TABLE1_COLUMNS)
+    return frame, unavailable
+
+
+def table1_markdown(table: pd.DataFrame, unavailable: dict[str, str], treatment_method: str, baseline_method: str) -> str:
+    """One section per benchmark: a row per model (and protocol pair), P/B/gain/p per group."""
+    parts = [
+        "# Table 1: treatment vs baseline accuracy per benchmark\n",
+        f"P = accuracy of `{treatment_method}`, B = accuracy of `{baseline_method}` (headline metric, "
+        "% of trials), gain = P - B in points; p = exact McNemar test on the discordant pairs when the "
+        "trials pair by case and epoch, else the two-proportion z-test (test column); trials = P/B "
+        "trial counts (sample-epochs).\n",
+    ]
+    benchmarks = sorted(set(table["benchmark"]) | set(unavailable))
+    if not benchmarks:
+        parts.append("No scored trials.\n")
+    for benchmark in benchmarks:
+        parts.append(f"## {benchmark}\n")
+        if benchmark in unavailable:
+            parts.append(f"Comparison unavailable: {unavailable[benchmark]}.\n")
+            continue
+        part = table[table["benchmark"] == benchmark]
+        several = part[["treatment", "baseline"]].drop_duplicates().shape[0] > 1
+        if part["label_informed"].any():
+            several = True
+            parts.append(
+                "Protocols marked *label-informed* used a label fact (the true number of faults) to "
+                "form their prediction; they are not comparable with label-free methods.\n"
+            )
+        rows = []
+        for (model, treatment, baseline), g in part.groupby(["model", "treatment", "baseline"], sort=True):
+            by = {r["group"]: r for r in g.to_dict("records")}
+            row: dict[str, str] = {"model": str(model)}
+            if several:
+                informed = " (*label-informed*)" if bool(g["label_informed"].any()) else ""
+                row["protocols"] = f"{treatment}{informed} vs {baseline}"
+            for group in GROUPS:
+                r = by.get(group)
+                label = "overall" if group == "overall" else group
+                empty = r is None or (r["n_treatment"] == 0 and r["n_baseline"] == 0)
+                row[f"{label} P"] = DASH if empty else pct(r["acc_treatment"])
+                row[f"{label} B"] = DASH if empty else pct(r["acc_baseline"])
+                row[f"{label} gain"] = DASH if empty else points(r["gain_points"])
+                row[f"{label} p"] = DASH if empty else pvalue(r["p_value"])
+            overall = by["overall"]
+            row["test"] = str(overall["test"]) or DASH
+            row["trials P/B"] = f"{overall['n_treatment']}/{overall['n_baseline']}"
+            rows.append(row)
+        parts.append(markdown_table(pd.DataFrame(rows)))
+    return "\n".join(parts)
+
+
+def quartile_accuracy(samples: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy and trial count per benchmark, model, protocol and complexity quartile."""
+    scored = _scored(samples).dropna(subset=["quartile"])
+    columns = ["benchmark", "model", "protocol", "quartile", "accuracy", "n"]
+    if scored.empty:
+        return pd.DataFrame(columns=columns)
+    out = (
+        scored.assign(quartile=scored["quartile"].astype(int))
+        .groupby(["benchmark", "model", "protocol", "quartile"], sort=True)["correct"]
+        .agg(accuracy="mean", n="size")
+        .reset_index()
+    )
+    return out[columns]
+
+
+def quartile_gains(
+    samples: pd.DataFrame, treatment_method: str = "poirot", baseline_method: str = "all_at_once"
+) -> pd.DataFrame:
+    """Per benchmark, model, protocol pair and quartile: P, B, gain in points, relative gain."""
+    columns = ["benchmark", "model", "treatment", "baseline", "quartile", "acc_treatment", "acc_baseline",
+               "gain_points", "relative_gain", "n_treatment", "n_baseline"]
+    rows = []
+    scored = _scored(samples).dropna(subset=["quartile"])
+    for benchmark, frame in scored.groupby("benchmark", sort=True):
+        pairs, reason = comparison_pairs(frame, treatment_method, baseline_method)
+        for model, by_model in frame.groupby("model", sort=True):
+            for treatment, baseline in pairs:
+                for q in (1, 2, 3, 4):
+                    at_q = by_model[by_model["quartile"].astype(int) == q]
+                    t = at_q.loc[at_q["protocol"] == treatment, "correct"]
+                    b = at_q.loc[at_q["protocol"] == baseline, "correct"]
+                    if t.empty and b.empty:
+                        continue
+                    p_acc = float(t.mean()) if len(t) else float("nan")
+                    b_acc = float(b.mean()) if len(b) else float("nan")
+                    rows.append({
+                        "benchmark": benchmark, "model": model, "treatment": treatment, "baseline": baseline,
+                        "quartile": q, "acc_treatment": p_acc, "acc_baseline": b_acc,
+                        "gain_points": 100 * (p_acc - b_acc),
+                        "relative_gain": (p_acc - b_acc) / b_acc if b_acc else float("nan"),
+                        "n_treatment": len(t), "n_baseline": len(b),
+                    })
+    return pd.DataFrame(rows, columns=columns)
+
+
+def quartiles_markdown(accuracy: pd.DataFrame, gains: pd.DataFrame, complexity: pd.DataFrame, notes: list[str]) -> str:
+    parts = [
+        "# Accuracy by complexity quartile\n",
+        "Complexity of a case = mean over models of the mean reasoning tokens per participating "
+        "agent (n_agents for POIROT, 1 for a single judge); quartiles within each benchmark, Q1 "
+        "the least complex. Cells: accuracy % (trials). Relative gain = (P - B) / B.\n",
+    ]
+    for note in notes:
+        parts.append(f"- {note}")
+    if notes:
+        parts.append("")
+    if accuracy.empty:
+        parts.append("No quartiles: no benchmark has a usable, varying complexity.\n")
+        return "\n".join(parts)
+    for benchmark in sorted(accuracy["benchmark"].unique()):
+        parts.append(f"## {benchmark}\n")
+        cx = complexity[(complexity["benchmark"] == benchmark) & complexity["quartile"].notna()]
+        if len(cx):
+            ranges = []
+            for q, g in cx.groupby("quartile", sort=True):
+                ranges.append(f"Q{int(q)}: {len(g)} cases, {number(g['complexity'].min(), 0)}-{number(g['complexity'].max(), 0)} tokens/agent")
+            sources = ", ".join(f"{k} {v}" for k, v in sorted(cx["reasoning_source"].value_counts().items()))
+            parts.append("; ".join(ranges) + f". Reasoning tokens per case: {sources}.\n")
+        acc = accuracy[accuracy["benchmark"] == benchmark]
+        rows = []
+        for (model, protocol), g in acc.groupby(["model", "protocol"], sort=True):
+            by_q = {int(r["quartile"]): r for r in g.to_dict("records")}
+            row = {"model": model, "protocol": protocol}
+            for q in (1, 2, 3, 4):
+                r = by_q.get(q)
+                row[f"Q{q}"] = DASH if r is None else f"{pct(r['accuracy'])} ({int(r['n'])})"
+            rows.append(row)
+        gain = gains[gains["benchmark"] == benchmark]
+        for (model, treatment, baseline), g in gain.groupby(["model", "treatment", "baseline"], sort=True):
+            by_q = {int(r["quartile"]): r for r in g.to_dict("records")}
+            row = {"model": model, "protocol": f"relative gain {treatment} vs {baseline}"}
+            for q in (1, 2, 3, 4):
+                r = by_q.get(q)
+                row[f"Q{q}"] = DASH if r is None else (
+                    f"{points(100 * r['relative_gain'])}% ({points(r['gain_points'])} pts)"
+                    if r["relative_gain"] == r["relative_gain"] else f"{DASH} ({points(r['gain_points'])} pts)"
+                )
+            rows.append(row)
+        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "r", "r", "r", "r"]))
+    return "\n".join(parts)
+
+
+def who_and_when_table(samples: pd.DataFrame) -> pd.DataFrame:
+    """Per Who&When subset, model and protocol: mean of every ``attribution_*`` accuracy key and n."""
+    ww = _scored(samples)
+    ww = ww[ww["benchmark"].astype(str).str.startswith("who_and_when")]
+    keys = ["attribution_agent", "attribution_step", "attribution_joint"]
+    keys += sorted((c for c in ww.columns if c.startswith("attribution_step_within_")),
+                   key=lambda c: int(c.rsplit("_", 1)[1]))
+    keys += ["attribution_valid"]
+    keys = [k for k in keys if k in ww]
+    columns = ["benchmark", "model", "protocol", "n"] + [k.removeprefix("attribution_") for k in keys]
+    if ww.empty or not keys:
+        return pd.DataFrame(columns=columns)
+    grouped = ww.groupby(["benchmark", "model", "protocol"], sort=True)
+    out = grouped[keys].mean().reset_index()
+    out.insert(3, "n", grouped.size().to_numpy())
+    out.columns = columns
+    return out
+
+
+def who_and_when_markdown(table: pd.DataFrame) -> str:
+    parts = [
+        "# Who&When accuracy per model and method\n",
+        "Exact agent, step and joint (agent and step) accuracy, step within +-k, and the share of "
+        "valid answers, % of trials (sample-epochs); steps are 0-based. Who&When's original "
+        "substring rule (`ww_*`) is in the sample frame, not here: it is not an accuracy.\n",
+    ]
+    if table.empty:
+        parts.append("No Who&When trials in these logs.\n")
+        return "\n".join(parts)
+    shown = table.copy()
+    for column in shown.columns[4:]:
+        shown[column] = shown[column].map(pct)
+    shown["n"] = shown["n"].astype(int).astype(str)
+    parts.append(markdown_table(shown, align=["l", "l", "l"] + ["r"] * (len(shown.columns) - 3)))
+    return "\n".join(parts)
+
+
+def regressions_markdown(table: pd.DataFrame, se: str) -> str:
+    parts = [
+        "# Logistic regressions of correctness\n",
+        "M1: correct ~ protocol + quartile + protocol x quartile (quartile as an ordinal score 1-4); "
+        "M2: M1 + n_agents + protocol x n_agents; M3: M2 on quartiles 3-4 only. Odds ratios with 95% "
+        "Wald CIs and two-sided p-values. "
+        + ("Standard errors clustered by case (statsmodels cluster-robust, small-sample corrected)."
+           if se == "cluster" else "Model-based standard errors (trials treated as independent).")
+        + " The se column of each row states what was used.\n",
+    ]
+    if table.empty:
+        parts.append("No regression: no trials with a complexity quartile.\n")
+        return "\n".join(parts)
+    for (scope, spec), g in table.groupby(["scope", "spec"], sort=False):
+        first = g.iloc[0]
+        parts.append(f"## {scope}: {spec}\n")
+        header = f"n = {int(first['n'])} trials, {int(first['n_cases'])} cases"
+        if first["se_type"]:
+            header += f"; SE: {first['se_type']}"
+        if first["note"]:
+            header += f"; {first['note']}"
+        parts.append(header + ".\n")
+        if not first["term"]:
+            continue
+        shown = pd.DataFrame({
+            "term": g["term"],
+            "OR": g["odds_ratio"].map(lambda x: number(x, 3)),
+            "95% CI": [f"{number(lo, 3)}-{number(hi, 3)}" for lo, hi in zip(g["ci_low"], g["ci_high"])],
+            "p": g["p_value"].map(pvalue),
+        })
+        parts.append(markdown_table(shown))
+    return "\n".join(parts)

@@ -1,0 +1,94 @@
+"""Eval logs for the analysis tests, made in-process with the offline model (fixtures: conftest.py).
+
+Until POIROT lands, a stand-in solver (:func:`fake_poirot`) writes what POIROT will write: an
+Attribution with ``method="poirot"``, one ``Vote`` per agent of the system, and per-agent
+reasoning usage. Its votes and its consensus are planted from the label (a test fixture may
+read it; a real solver never does), and its reasoning tokens are a known function of the case,
+so the complexity and the tables built from these logs are predictable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from inspect_ai import eval as inspect_eval
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from blame.schema import Attribution, PhaseUsage, Vote
+from blame.state import save_attribution, trajectory_from_state
+from solvers.all_at_once import all_at_once
+from tasks.blame_cortex import blame_cortex
+from tasks.who_and_when import who_and_when
+
+MODELS = ["offline/first", "offline/random"]
+EPOCHS = 2
+WW_LIMIT = 4
+
+
+def digest(*parts: object) -> int:
+    """A stable integer from the parts (never Python's salted hash())."""
+    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "big")
+
+
+def planted_tokens_per_agent(case: str) -> int:
+    """The stand-in's reasoning tokens per agent for a case: 100, 200, ..., 800."""
+    return 100 * (1 + digest("tokens", case) % 8)
+
+
+def planted_consensus_correct(case: str) -> bool:
+    return digest("consensus", case) % 2 == 0
+
+
+@solver
+def fake_poirot(mode: str = "full", weighting: str = "hamming") -> Solver:
+    """Stand-in for POIROT: one vote per agent, consensus planted from the label."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        trajectory = trajectory_from_state(state)
+        ids = trajectory.system.ids
+        gold = list(trajectory.label.faulty) if trajectory.label else []
+        wrong = [ids[(ids.index(gold[0]) + 1) % len(ids)]] if gold else [ids[0]]
+        case = str(state.sample_id)
+        agents = [c.id for c in trajectory.system.agents]
+        votes = []
+        for voter in agents:
+            right = digest("vote", case, voter, state.epoch) % 3 != 0
+            votes.append(Vote(voter=voter, faulty=gold if right else wrong, weight=0.75 if right else 0.5,
+                              valid=digest("valid", case, voter) % 10 != 0))
+        per_agent = planted_tokens_per_agent(case)
+        reported = str(state.model) == "offline/first"
+        usage = PhaseUsage(
+            calls=len(agents), input_tokens=1000 * len(agents), output_tokens=50 * len(agents),
+            reasoning_tokens=per_agent * len(agents) if reported else 0,
+            reasoning_tokens_estimated=0 if reported else per_agent * len(agents),
+        )
+        attribution = Attribution(
+            method="poirot", faulty=gold if planted_consensus_correct(case) else wrong, votes=votes,
+            calls=len(agents), usage={"vote": usage},
+        )
+        save_attribution(state, attribution)
+        return state
+
+    return solve
+
+
+@solver
+def exploding() -> Solver:
+    """A solver that raises: its eval log ends with status 'error'."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        raise RuntimeError("planted failure")
+
+    return solve
+
+
+def make_logs(log_dir: Path, with_poirot: bool = True, with_failed: bool = True) -> Path:
+    common = {"display": "none", "log_dir": str(log_dir)}
+    inspect_eval(blame_cortex(), model=MODELS, solver=all_at_once(), epochs=EPOCHS, **common)
+    if with_poirot:
+        inspect_eval(blame_cortex(), model=MODELS, solver=fake_poirot(), epochs=EPOCHS, **common)
+    inspect_eval(who_and_when(subset="hand_crafted"), model="offline/random", limit=WW_LIMIT, **common)
+    if with_failed:
+        inspect_eval(blame_cortex(), model="offline/random", solver=exploding(), limit=1, **common)
+    return log_dir
