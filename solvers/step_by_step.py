@@ -46,7 +46,6 @@ Shared helpers defined here and used by ``hybrid``, ``binary_search`` and ``floo
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from inspect_ai.model import (
@@ -163,16 +162,20 @@ def decisive_schema() -> dict[str, Any]:
     }
 
 
-@dataclass
 class Walk:
-    """What a step walk found: the flagged step (or None), every answer, and why it stopped."""
+    """What a step walk found: the flagged step (or None), every answer, and why it stopped.
 
-    flagged: int | None = None
-    verdicts: list[dict[str, Any]] = field(default_factory=list)
-    overflow: str | None = None
-    truncated: set[int] = field(default_factory=set)
-    messages: list[ChatMessage] = field(default_factory=list)
-    output: ModelOutput | None = None
+    (A plain class, not a dataclass: ``--solver solvers/step_by_step.py@...`` loads this file
+    outside ``sys.modules``, where ``@dataclass`` fails on postponed annotations.)
+    """
+
+    def __init__(self) -> None:
+        self.flagged: int | None = None
+        self.verdicts: list[dict[str, Any]] = []
+        self.overflow: str | None = None
+        self.truncated: set[int] = set()
+        self.messages: list[ChatMessage] = []
+        self.output: ModelOutput | None = None
 
     @property
     def unusable(self) -> int:

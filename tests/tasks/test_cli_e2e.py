@@ -10,6 +10,7 @@ import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from blame.schema import Attribution
+from solvers import SOLVERS
 
 REPO = Path(__file__).resolve().parents[2]
 INSPECT = str(Path(sys.executable).parent / "inspect")
@@ -22,8 +23,8 @@ CASES = [
 ]
 
 
-def run_inspect(task_file: str, extra: list[str], log_dir: Path) -> subprocess.CompletedProcess[str]:
-    command = [INSPECT, "eval", task_file, "--model", "offline/random", "--limit", "3",
+def run_inspect(task_file: str, extra: list[str], log_dir: Path, limit: int = 3) -> subprocess.CompletedProcess[str]:
+    command = [INSPECT, "eval", task_file, "--model", "offline/random", "--limit", str(limit),
                "--log-dir", str(log_dir), "--display", "none", *extra]
     return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
 
@@ -61,3 +62,16 @@ def test_missing_dataset_is_a_clear_error(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert "git clone https://github.com/11inaki11/BLAME" in output
     assert str(tmp_path / "nowhere") in output
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("solver_name", sorted(SOLVERS))
+def test_every_solver_loads_from_its_file(solver_name: str, tmp_path: Path) -> None:
+    """`--solver solvers/<module>.py@<name>` works for every registered solver (Inspect loads the
+    file outside sys.modules, where e.g. @dataclass breaks), and -S arguments reach it."""
+    module = SOLVERS[solver_name].__module__.replace(".", "/")
+    result = run_inspect("tasks/blame_trading.py", ["--solver", f"{module}.py@{solver_name}"], tmp_path, limit=1)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    [info] = list_eval_logs(str(tmp_path))
+    log = read_eval_log(info)
+    assert log.status == "success" and log.eval.solver == f"{module}.py@{solver_name}"
