@@ -34,8 +34,7 @@ def inspect_eval(solver: str, cases: list[str], log_dir: Path, base_url: str) ->
         "--solver", SOLVERS[solver], *BUDGET, "--model", f"vllm/{SERVED_MODEL_NAME}",
         "--max-tokens", "256", "--temperature", "0", "--seed", "0", "--log-dir", str(log_dir),
     ]
-    for case in cases:
-        command += ["--sample-id", case]
+    command += ["--sample-id", ",".join(cases)]
     print(f"==> {solver}: inspect eval on {len(cases)} CORTEX cases", flush=True)
     env = {**os.environ, "VLLM_BASE_URL": base_url, "VLLM_API_KEY": "local"}
     subprocess.run(command, cwd=REPO, env=env, check=True)
