@@ -99,6 +99,7 @@ from inspect_ai.solver import TaskState
 
 from blame.schema import Attribution, Trajectory
 from blame.state import load_attribution, trajectory_from_state
+from scorers._values import dict_values
 
 NAN = float("nan")
 SAFE = -1
@@ -251,14 +252,7 @@ def online_audit() -> Metric:
     and their counts, pooled over every sample-epoch (see the module docstring)."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        values = []
-        for s in scores:
-            if not isinstance(s.score.value, Mapping):
-                raise ValueError(
-                    f"sample {s.sample_id!r}: online_audit needs the auditing scorer's dict "
-                    f"Score.value, got {s.score.value!r}"
-                )
-            values.append(s.score.value)
+        values = dict_values(scores, "online_audit")
         return auditing_metrics(values)  # type: ignore[return-value]
 
     return compute

@@ -97,6 +97,7 @@ from inspect_ai.solver import TaskState
 
 from blame.schema import Attribution, SystemSpec, Trajectory
 from blame.state import load_attribution, trajectory_from_state
+from scorers._values import dict_values
 
 FAULT_GROUP_KEY = "fault_group"
 COUNT_PREFIXES = ("tp", "fp", "fn")
@@ -205,14 +206,7 @@ def per_dimension() -> Metric:
     """
 
     def compute(scores: list[SampleScore]) -> Value:
-        values = []
-        for s in scores:
-            if not isinstance(s.score.value, Mapping):
-                raise ValueError(
-                    f"sample {s.sample_id!r}: per_dimension needs a dict Score.value with "
-                    f"tp__/fp__/fn__ counts, got {s.score.value!r}"
-                )
-            values.append(s.score.value)
+        values = dict_values(scores, "per_dimension")
         return per_dimension_values(values)  # type: ignore[return-value]
 
     return compute
