@@ -113,7 +113,7 @@ from blame.schema import Attribution, Trajectory
 from blame.state import ATTRIBUTION_KEY, TRAJECTORY_KEY
 from solvers import SOLVERS
 from solvers.online_auditor import STORE_KEY as AUDITOR_KEY
-from solvers.online_auditor import render_prefix_blocks
+from blame.render import render_prefix_blocks
 from solvers.poirot import persona_steps
 from solvers.step_by_step import searchable_steps
 from tasks.blame_cortex import blame_cortex

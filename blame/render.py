@@ -83,23 +83,43 @@ def _render_steps(steps: list[Step], limit: int) -> tuple[str, list[int]]:
     return "\n\n".join(blocks), truncated
 
 
-def render_steps(steps: list[Step], budget: RenderBudget = RenderBudget()) -> RenderedLog:
-    """Render ``steps`` (any contiguous or filtered subset of a log) within ``budget``."""
-    text, truncated = _render_steps(steps, budget.max_step_chars)
-    if len(text) <= budget.max_total_chars:
-        return RenderedLog(text, truncated)
-    low, high = 0, budget.max_step_chars  # invariant: `high` is too long, or is the maximum
+def _step_limit(steps: list[Step], budget: RenderBudget) -> tuple[int, bool]:
+    """The per-step limit that fits ``steps`` into ``budget`` (module docstring, 1-2), and whether
+    even the limit 0 (headers and cut markers only) is over the budget."""
+    if len(_render_steps(steps, budget.max_step_chars)[0]) <= budget.max_total_chars:
+        return budget.max_step_chars, False
     if len(_render_steps(steps, 0)[0]) > budget.max_total_chars:
-        text, truncated = _render_steps(steps, 0)
-        return RenderedLog(text, truncated, over_budget=True)
+        return 0, True
+    low, high = 0, budget.max_step_chars  # invariant: `low` fits, `high` is too long
     while high - low > 1:
         middle = (low + high) // 2
         if len(_render_steps(steps, middle)[0]) <= budget.max_total_chars:
             low = middle
         else:
             high = middle
-    text, truncated = _render_steps(steps, low)
-    return RenderedLog(text, truncated)
+    return low, False
+
+
+def render_steps(steps: list[Step], budget: RenderBudget = RenderBudget()) -> RenderedLog:
+    """Render ``steps`` (any contiguous or filtered subset of a log) within ``budget``."""
+    limit, over_budget = _step_limit(steps, budget)
+    text, truncated = _render_steps(steps, limit)
+    return RenderedLog(text, truncated, over_budget=over_budget)
+
+
+def render_prefix_blocks(trajectory: Trajectory, budget: RenderBudget = RenderBudget()) -> tuple[list[str], list[int]]:
+    """Each step rendered on its own, all with the per-step limit that fits the *whole* log into
+    ``budget`` (the limit :func:`render_log` uses), and the steps whose content was cut.
+
+    ``"\n\n".join(blocks[: k + 1])`` is the log up to step k, and a string prefix of the log up
+    to any later step: solvers that show growing prefixes of one log (the online auditor,
+    step-by-step) keep consecutive prompts byte-identical up to the end of the shorter prefix,
+    which servers with prefix caching reuse. (Rendering each prefix within the budget on its own
+    would let an early prefix keep more of a long step than a later one.)
+    """
+    limit, _ = _step_limit(trajectory.steps, budget)
+    blocks = [_render_steps([step], limit)[0] for step in trajectory.steps]
+    return blocks, _render_steps(trajectory.steps, limit)[1]
 
 
 def render_log(trajectory: Trajectory, budget: RenderBudget = RenderBudget()) -> RenderedLog:

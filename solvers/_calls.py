@@ -6,8 +6,8 @@ import math
 from typing import Any
 
 from inspect_ai.model import (
-    ContentReasoning,
     ChatMessage,
+    ContentReasoning,
     GenerateConfig,
     Model,
     ModelOutput,

@@ -16,7 +16,7 @@ Protocol
    after every step. A coarse stride still localises to any step, since the alarm names the step.
 2. **Walk** (span ``audit``), one of:
    - ``sequential``: prefix by prefix, stopping at the first valid alarm (fewest calls);
-   - ``parallel``: every scheduled prefix at once with ``inspect_ai.util.collect``, at most
+   - ``parallel``: every scheduled prefix at once with ``solvers._gather.gather``, at most
      ``max_concurrency`` calls in flight for the sample (lowest latency).
 3. **Decision** (:func:`decide`, the single source of truth for both walks): the earliest valid
    alarm, by prefix end, is the prediction; its named step and agent become ``Attribution.step``
@@ -50,7 +50,7 @@ Prompt layout (prefix caching)
 Each call is ``[system: fixed instructions, user: header + log prefix + question]``. The system
 prompt is the same for every trajectory; the header (task, components, who may be named) is the
 same for every prefix of a trajectory; the log prefix of step k is the rendering of steps 0..k,
-each step rendered on its own (:func:`render_prefix_blocks`), so prefix k's text is a string
+each step rendered on its own (:func:`blame.render.render_prefix_blocks`), so prefix k's text is a string
 prefix of prefix k+1's; only the short final question names k. Consecutive calls therefore share
 everything up to the end of the shorter log, which servers with prefix caching (vLLM, SGLang,
 hosted APIs) reuse. The answer's JSON schema is also fixed per trajectory: ``step`` is an
@@ -97,18 +97,18 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import collect, span
+from inspect_ai.util import span
 
 from blame.render import (
     RenderBudget,
-    cut_middle,
-    render_steps,
+    render_prefix_blocks,
     render_system,
     render_task,
 )
 from blame.schema import Attribution, PrefixVerdict, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
+from solvers._gather import gather
 from solvers._output import (
     _free_text_field,
     extract_json_object,
@@ -166,38 +166,6 @@ def prefix_schedule(n_steps: int, stride: int = 1) -> list[int]:
     if n_steps and (not ends or ends[-1] != n_steps - 1):
         ends.append(n_steps - 1)
     return ends
-
-
-def _blocks(trajectory: Trajectory, limit: int, budget: RenderBudget) -> list[str]:
-    one_step = RenderBudget(limit, sys.maxsize, budget.max_prompt_chars)
-    return [render_steps([step], one_step).text for step in trajectory.steps]
-
-
-def render_prefix_blocks(trajectory: Trajectory, budget: RenderBudget) -> tuple[list[str], list[int]]:
-    """Each step rendered on its own (``blame.render`` layout) with one per-step limit for the
-    whole trajectory, and the steps whose content was cut.
-
-    The limit is ``budget.max_step_chars``, lowered (by bisection) until the whole log joined
-    with blank lines fits ``budget.max_total_chars`` (0 if nothing fits: headers and cut markers
-    only). ``"\\n\\n".join(blocks[: k + 1])`` is then the log up to step k, and a string prefix of
-    the log up to any later step.
-    """
-
-    def length(blocks: list[str]) -> int:
-        return sum(map(len, blocks)) + 2 * max(len(blocks) - 1, 0)
-
-    limit = budget.max_step_chars
-    if length(_blocks(trajectory, limit, budget)) > budget.max_total_chars:
-        low, high = 0, limit  # invariant: `high` is too long; `low` fits, or is 0
-        while high - low > 1:
-            middle = (low + high) // 2
-            if length(_blocks(trajectory, middle, budget)) <= budget.max_total_chars:
-                low = middle
-            else:
-                high = middle
-        limit = low
-    truncated = [s.index for s in trajectory.steps if cut_middle(s.content, limit) != s.content]
-    return _blocks(trajectory, limit, budget), truncated
 
 
 def candidates(trajectory: Trajectory) -> list[str]:
@@ -373,7 +341,7 @@ async def _walk_parallel(audit: Any, schedule: list[int], max_concurrency: int) 
         async with limiter:
             return await audit(k)
 
-    return list(await collect(*(bounded(k) for k in schedule)))
+    return list(await gather(*(bounded(k) for k in schedule)))
 
 
 def _fill(attribution: Attribution, verdicts: list[PrefixVerdict]) -> None:

@@ -74,13 +74,14 @@ from typing import Any, Literal, get_args
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageUser, Model, ModelOutput, ResponseSchema, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import collect, span
+from inspect_ai.util import span
 
 from blame.render import RenderBudget, cut_middle, render_steps, render_system, render_task
 from blame.schema import Attribution, Exchange, Report, Step, SystemSpec, Trajectory, Vote
 from blame.state import model_view_from_state, save_attribution, trajectory_from_state
 from solvers import _aggregation as agg
 from solvers._calls import book_usage, generate_answer, response_schema
+from solvers._gather import gather
 from solvers._hazard_space import construct_space
 from solvers._output import output_problem
 from solvers._persona_answers import (
@@ -441,17 +442,17 @@ def poirot(
         )  # fmt: skip
         if mode != "C0":
             async with span("self_assessment"):
-                attribution.reports = await collect(*(_self_assess(session, p) for p in personas))
+                attribution.reports = await gather(*(_self_assess(session, p) for p in personas))
         if mode == "C3" and len(personas) > 1:
             async with span("interrogation"):
                 for round_ in range(1, rounds + 1):
                     async with span(f"round_{round_}"):
-                        asked = await collect(*(_ask(session, p, round_, rounds, max_questions) for p in personas))
+                        asked = await gather(*(_ask(session, p, round_, rounds, max_questions) for p in personas))
                         exchanges = [e for batch in asked for e in batch]
-                        await collect(*(_answer(session, e) for e in exchanges))
+                        await gather(*(_answer(session, e) for e in exchanges))
                         attribution.exchanges.extend(exchanges)
         async with span("vote"):
-            attribution.votes = await collect(*(_vote(session, p) for p in personas))
+            attribution.votes = await gather(*(_vote(session, p) for p in personas))
         async with span("aggregation"):
             _aggregate(session, state, weighting, beta, threshold, top_k_from_label)
         attribution.persona_usage = session.ledger.usage

@@ -16,7 +16,7 @@ Protocol (one sample; every iteration is a span ``iteration_<k>``):
      states it, so there the schema asks for an agent and a step, as all-at-once does.)
 2. **Three LLM evaluators** (phases ``evaluator_fault``, ``evaluator_primacy``,
    ``evaluator_decisiveness``; role ``evaluator``), run concurrently with
-   ``inspect_ai.util.collect``. Each sees the task, system and log, the candidate and the Judge's
+   ``solvers._gather.gather``. Each sees the task, system and log, the candidate and the Judge's
    rationale for its own criterion (fault: a real mistake at that step; primacy: the first decisive
    mistake; decisiveness: it determined the outcome and was not corrected later) and answers
    ``{"reason", "satisfied": true|false, "confidence": 0..100}``, where confidence is how likely
@@ -63,7 +63,7 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import collect, span
+from inspect_ai.util import span
 
 from blame.render import (
     RenderBudget,
@@ -75,6 +75,7 @@ from blame.render import (
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
+from solvers._gather import gather
 from solvers._output import (
     extract_json_object,
     output_problem,
@@ -431,7 +432,7 @@ def raffles(
                 }
                 if candidate is not None:
                     async with span("evaluators"):
-                        record["evaluations"] = await collect(
+                        record["evaluations"] = await gather(
                             *(
                                 evaluate(evaluator_model, trajectory, log.text, budget, candidate, c, rationales[c], attribution, structured_output)
                                 for c in CRITERIA

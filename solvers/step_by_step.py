@@ -33,6 +33,12 @@ Calls per sample: k, the 1-based position of the first flagged step among the m 
 steps (m = n on Who&When); m when nothing is flagged; fewer if a context overflow ends the walk.
 Input tokens grow with the prefix, so a full walk costs O(n^2) log characters.
 
+Prompt layout (prefix caching): each call is [system, user: task + system + log up to step i +
+question]. The log is rendered step by step with the one per-step limit that fits the *whole*
+log into the render budget (``blame.render.render_prefix_blocks``, as the online auditor does),
+and its heading does not name i, so the prompt for step i equals the prompt for any later step
+up to the end of step i: a prefix-caching server prefills only the new steps and the question.
+
 Departures from the original code, on purpose: real step numbers in every prompt (the original's
 "(Step {idx})" sentence was not an f-string, so the literal ``{idx}`` reached the model); the
 reference answer only when the task asks for it (the original always showed it); no "avoid being
@@ -40,7 +46,7 @@ overly critical" nudge; JSON answers checked against the log instead of ``1. Yes
 
 Shared helpers defined here and used by ``hybrid``, ``binary_search`` and ``floors``:
 :func:`searchable_steps`, :func:`attribute_step`, :func:`parse_yes_no`, :func:`context_prompt`,
-:func:`walk_steps`.
+:func:`user_turn`, :func:`walk_steps`.
 """
 
 from __future__ import annotations
@@ -59,7 +65,13 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
-from blame.render import RenderBudget, render_steps, render_system, render_task
+from blame.render import (
+    RenderBudget,
+    render_prefix_blocks,
+    render_steps,
+    render_system,
+    render_task,
+)
 from blame.schema import SYSTEM_SPEAKER, Attribution, Step, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
@@ -146,10 +158,12 @@ def context_prompt(trajectory: Trajectory, steps: list[Step], budget: RenderBudg
     """One user turn: task, system, ``steps`` rendered under ``heading``, then ``question``;
     and the steps whose content was cut to fit ``budget``."""
     log = render_steps(steps, budget)
-    text = "\n\n".join(
-        [render_task(trajectory), render_system(trajectory.system, budget), f"{heading}\n{log.text}", question]
-    )
-    return text, log.truncated_steps
+    return user_turn(trajectory, budget, f"{heading}\n{log.text}", question), log.truncated_steps
+
+
+def user_turn(trajectory: Trajectory, budget: RenderBudget, log_text: str, question: str) -> str:
+    """Task, system, the rendered log (with its heading), then the question, as one user turn."""
+    return "\n\n".join([render_task(trajectory), render_system(trajectory.system, budget), log_text, question])
 
 
 def decisive_schema() -> dict[str, Any]:
@@ -199,17 +213,14 @@ async def walk_steps(
     walk = Walk()
     template = STEP_QUESTION if trajectory.label_kind == "step" else VECTOR_STEP_QUESTION
     schema = response_schema("step_verdict", decisive_schema()) if structured_output else None
+    blocks, truncated = render_prefix_blocks(trajectory, budget)
+    heading = f"Session log ({len(trajectory.steps)} steps in all, numbered from 0; shown up to the step in question):"
     for i in indices:
         step = trajectory.steps[i]
         async with span(f"step_{i}"):
-            prompt, truncated = context_prompt(
-                trajectory,
-                trajectory.steps[: i + 1],
-                budget,
-                f"Session log, steps 0 to {i} (of {len(trajectory.steps)} steps, numbered from 0):",
-                template.format(i=i, agent=step.agent),
-            )
-            walk.truncated.update(truncated)
+            log_text = heading + "\n" + "\n\n".join(blocks[: i + 1])
+            prompt = user_turn(trajectory, budget, log_text, template.format(i=i, agent=step.agent))
+            walk.truncated.update(t for t in truncated if t <= i)
             messages: list[ChatMessage] = [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=prompt)]
             output = await generate_answer(model, messages, attribution, phase=phase, schema=schema)
         walk.messages, walk.output = messages, output

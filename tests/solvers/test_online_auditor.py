@@ -21,7 +21,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 import blame.offline_model  # noqa: F401  (registers offline/...)
-from blame.render import RenderBudget, render_steps
+from blame.render import RenderBudget, render_prefix_blocks, render_steps
 from blame.schema import (
     Attribution,
     Component,
@@ -43,7 +43,6 @@ from solvers.online_auditor import (
     online_auditor,
     parse_verdict,
     prefix_schedule,
-    render_prefix_blocks,
     verdict_schema,
 )
 from tasks._common import trajectory_to_sample
