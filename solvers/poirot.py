@@ -43,8 +43,9 @@ seeing its own report; C2 reports shared with all, then votes; C3 (default) the 
 
 Prompt layout (prefix caching): every call is three user turns. 1: the shared context (the
 task, the hazard space and, under "full", the whole log), byte-identical for every call of a
-sample; 2: the persona (identity, role, and under "own" its view of the log), identical across
-that persona's calls; 3: the phase (shared reports, exchanges, instructions). The persona's own
+sample; 2: the persona (under "own" its view of the log, then its identity and role; the view
+comes first so that personas whose views begin with the same steps share that prefix too),
+identical across that persona's calls; 3: the phase (shared reports, exchanges, instructions). The persona's own
 system prompt is quoted in turn 2 rather than sent as a system message, which several providers
 move to the front. Reports, questions and answers quoted in turn 3 are cut to
 ``max_report_chars``; the attribution keeps them whole.
@@ -125,8 +126,8 @@ From here on you are {persona}, an agent of this system. Your role in the sessio
 {role}
 >>>"""
 
-OWN_STEPS = "The steps of the session that you sent or received (numbered as in the full log):\n{log}"
-NO_STEPS = "You sent or received no step of this session."
+OWN_STEPS = "The steps of the session seen by the participant you will play, those it sent or received (numbered as in the full log):\n{log}"
+NO_STEPS = "The participant you will play sent or received no step of this session."
 
 SELF_ASSESSMENT = """\
 Self-assessment. Reconstruct your own trajectory in this session: what reached you, what you \
@@ -237,11 +238,11 @@ class _Session:
             role = agent.system_prompt or agent.description or f"the {agent.name} agent"
             label = agent.id if agent.name == agent.id else f"{agent.id} ({agent.name})"
             parts = [PERSONA.format(persona=label, role=cut_middle(role, budget.max_prompt_chars))]
-            if view == "own":
+            if view == "own":  # the view first: personas whose views start alike share that prefix
                 steps = persona_steps(trajectory, agent.id, view)
                 rendered = render_steps(steps, budget)
                 truncated |= set(rendered.truncated_steps)
-                parts.append(OWN_STEPS.format(log=rendered.text) if steps else NO_STEPS)
+                parts.insert(0, OWN_STEPS.format(log=rendered.text) if steps else NO_STEPS)
             self.personas[agent.id] = ChatMessageUser(content="\n\n".join(parts))
         self.attribution.truncated_steps = sorted(truncated)
 

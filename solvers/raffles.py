@@ -44,6 +44,12 @@ Calls per sample: sum over the iterations run of (1 + 3 if the Judge's answer wa
 n, though every call carries the whole log (O(n) tokens), and the Judge's prompt grows with the
 memory.
 
+Prompt layout (prefix caching): the Judge and the evaluators share one system prompt (the
+panel and its roles; the role itself is named in the closing instructions), and every user turn
+starts with the same task, system and log text; the memory and the instructions follow the log.
+When one model serves both roles (the default), every call of a sample after the first repeats
+the first call's prefix up to the end of the log, which prefix-caching servers reuse.
+
 Where the paper is silent we chose: the evaluators read the whole log; the rule-based check for
 vector data is membership; unusable evaluator answers count 0; the Judge's memory holds the full
 history, not only the last iteration.
@@ -92,16 +98,13 @@ MAX_TOTAL = 100 * (len(CRITERIA) + 1)
 MEMORY_CHARS = 1200
 """Each rationale and evaluator reason is cut to this many characters in the memory."""
 
-JUDGE_SYSTEM_PROMPT = """\
-You are the Judge of a panel that diagnoses failures of LLM-based multi-agent systems. You read \
-the complete log of one session, propose its decisive fault and justify it criterion by \
-criterion; independent evaluators then check your reasoning against the log. Base every claim \
-on evidence in the log."""
-
-EVALUATOR_SYSTEM_PROMPT = """\
-You are a strict, impartial evaluator on a panel that diagnoses failures of LLM-based \
-multi-agent systems. You check one criterion of a proposed fault, and the rationale given for \
-it, against the log. Do not accept a claim that the log does not support."""
+PANEL_SYSTEM_PROMPT = """\
+You serve on a panel that diagnoses failures of LLM-based multi-agent systems. The Judge reads \
+the complete log of one session, proposes its decisive fault and justifies it criterion by \
+criterion; independent evaluators then each check one criterion of the proposal, and the \
+Judge's rationale for it, against the log. The end of the user message says which of these \
+roles you have. Base every claim on evidence in the log, and do not accept a claim that the log \
+does not support."""
 
 STEP_CRITERIA = {
     "fault": "Fault: the candidate agent made a real mistake at the candidate step (a wrong fact, "
@@ -125,7 +128,7 @@ VECTOR_CRITERIA = {
 }
 
 JUDGE_STEP_INSTRUCTIONS = """\
-The session above failed to solve its task. Propose its decisive fault: the agent, and the step \
+You are the Judge. The session above failed to solve its task. Propose its decisive fault: the agent, and the step \
 at which that agent made the mistake that caused the failure. Steps are numbered from 0 as shown \
 in the log ([step i]). A decisive fault meets three criteria:
 1. {fault}
@@ -137,7 +140,7 @@ Answer with a JSON object only, with a separate rationale for each criterion:
 "primacy_rationale": "...", "decisiveness_rationale": "..."}}"""
 
 JUDGE_VECTOR_INSTRUCTIONS = """\
-A hazard event may have occurred in the session above: one or more components of the system may \
+You are the Judge. A hazard event may have occurred in the session above: one or more components of the system may \
 have been faulty. Propose its decisive fault: the faulty component or components (an empty list \
 if the log shows no decisive fault). A decisive fault meets three criteria:
 1. {fault}
@@ -157,7 +160,7 @@ Revise your proposal in the light of this feedback: keep a candidate the evidenc
 otherwise propose a better one, and answer the evaluators' objections in your rationales."""
 
 EVALUATOR_QUESTION = """\
-{situation} The Judge proposed as its decisive fault: {candidate}.
+You are an evaluator: strict and impartial. {situation} The Judge proposed as its decisive fault: {candidate}.
 
 You check one criterion only.
 {criterion}
@@ -340,7 +343,7 @@ async def evaluate(
     """One LLM evaluator's call and its parsed assessment (an unusable one has confidence 0)."""
     async with span(f"evaluator_{criterion}"):
         messages: list[ChatMessage] = [
-            ChatMessageSystem(content=EVALUATOR_SYSTEM_PROMPT),
+            ChatMessageSystem(content=PANEL_SYSTEM_PROMPT),
             ChatMessageUser(content=evaluator_prompt(trajectory, log_text, budget, candidate, criterion, rationale)),
         ]
         output = await generate_answer(
@@ -411,7 +414,7 @@ def raffles(
             async with span(f"iteration_{k}"):
                 async with span("judge"):
                     messages: list[ChatMessage] = [
-                        ChatMessageSystem(content=JUDGE_SYSTEM_PROMPT),
+                        ChatMessageSystem(content=PANEL_SYSTEM_PROMPT),
                         ChatMessageUser(content=judge_prompt(trajectory, log.text, budget, memory, threshold)),
                     ]
                     output = await generate_answer(judge_model, messages, attribution, phase="judge", schema=schema)

@@ -32,9 +32,8 @@ from blame.state import TRAJECTORY_KEY
 from solvers.raffles import (
     CHOSEN_KEY,
     CRITERIA,
-    EVALUATOR_SYSTEM_PROMPT,
     ITERATIONS_KEY,
-    JUDGE_SYSTEM_PROMPT,
+    PANEL_SYSTEM_PROMPT,
     STEP_CRITERIA,
     VECTOR_CRITERIA,
     judge_schema,
@@ -61,6 +60,12 @@ def criterion_of(user: str, trajectory: Trajectory) -> str:
     return found
 
 
+def is_judge(system: str, user: str) -> bool:
+    """Judge and evaluators share the system prompt; the closing instructions name the role."""
+    assert system == PANEL_SYSTEM_PROMPT
+    return "You are the Judge." in user
+
+
 def panel(judge: list[str], evaluators: list[dict[str, Any]], trajectory: Trajectory | None = None) -> Model:
     """The Judge answers ``judge[k]`` in iteration k; an evaluator of criterion c answers
     ``evaluators[k][c]`` (an int confidence, or a raw string) for the candidate of iteration k."""
@@ -68,10 +73,10 @@ def panel(judge: list[str], evaluators: list[dict[str, Any]], trajectory: Trajec
     judged: list[str] = []
 
     def answer(system: str, user: str) -> str:
-        if system == JUDGE_SYSTEM_PROMPT:
+        if is_judge(system, user):
             judged.append(user)
             return judge[len(judged) - 1]
-        assert system == EVALUATOR_SYSTEM_PROMPT
+        assert "You are an evaluator" in user
         c = criterion_of(user, trajectory)
         value = evaluators[len(judged) - 1][c]
         return value if isinstance(value, str) else evaluation(value, f"{c} {len(judged)}")
@@ -89,7 +94,7 @@ def records(sample: Any) -> list[dict[str, Any]]:
 
 
 def judge_prompts(sample: Any) -> list[str]:
-    events = [e for e in sample.events if isinstance(e, ModelEvent) and e.input[0].text == JUDGE_SYSTEM_PROMPT]
+    events = [e for e in sample.events if isinstance(e, ModelEvent) and is_judge(e.input[0].text, e.input[-1].text)]
     return [e.input[-1].text for e in events]
 
 
@@ -213,12 +218,26 @@ def test_evaluators_see_their_own_criterion_and_rationale(tmp_path: Any) -> None
         assert "agent coder at step 2" in text and "[step 4] planner" in text
 
 
+def test_judge_and_evaluators_share_the_prefix_up_to_the_end_of_the_log(tmp_path: Any) -> None:
+    """Prefix caching: every call's system prompt and user turn repeat the Judge's first call up to
+    the end of the log; only what follows the log (memory, role, instructions) differs."""
+    sample = run_one(step_trajectory(), raffles(), panel([candidate("coder", 2), candidate("coder", 2)], [LOW, LOW]), tmp_path)
+    events = [e for e in sample.events if isinstance(e, ModelEvent)]
+    assert len(events) == 8
+    first = events[0].input[-1].text
+    through_log = first[: first.index("\n\nYou are the Judge.")]
+    assert "[step 4] planner" in through_log
+    for event in events[1:]:
+        assert event.input[0].text == PANEL_SYSTEM_PROMPT
+        assert event.input[-1].text.startswith(through_log)
+
+
 def test_evaluators_run_concurrently(tmp_path: Any) -> None:
     """The three LLM evaluators of one iteration are in flight at the same time."""
     state = {"now": 0, "peak": 0}
 
     async def answer(system: str, user: str) -> str:
-        if system == JUDGE_SYSTEM_PROMPT:
+        if is_judge(system, user):
             return candidate("coder", 2)
         state["now"] += 1
         state["peak"] = max(state["peak"], state["now"])
