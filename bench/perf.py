@@ -65,7 +65,11 @@ Measurements (definitions, in the order of the report)
    JSON put before the messages, as OpenAI structured outputs and gpt-oss's harmony developer
    message do). Inspect's vllm provider merges consecutive user messages into one before sending;
    the merge keeps the text order, so the shared prefix is the same up to the separators; this
-   benchmark measures the messages as the solver built them.
+   benchmark measures the messages as the solver built them. Beside it, the **bound**: the share
+   no layout can exceed with the same calls (:func:`unavoidable_chars`): the sample's first call
+   is new whatever the layout; so is, for POIROT, each further persona's own turn (under ``own``
+   its private view of the log) beyond what it shares with an earlier persona's turn, and for the
+   auditor the log each prefix adds to the previous one.
    Target: >= 80% for POIROT and the online auditor on BLAME and Who&When.
 5. **Harness overhead**: the same whole tasks at zero latency, ``max_connections = 32``: samples
    per second and harness milliseconds per call (samples span / calls), also with Inspect's
@@ -108,12 +112,11 @@ from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 from inspect_ai.solver import Solver
 
-from blame.render import RenderBudget, render_log, render_steps
+from blame.render import RenderBudget, render_log, render_prefix_blocks, render_steps
 from blame.schema import Attribution, Trajectory
 from blame.state import ATTRIBUTION_KEY, TRAJECTORY_KEY
 from solvers import SOLVERS
 from solvers.online_auditor import STORE_KEY as AUDITOR_KEY
-from blame.render import render_prefix_blocks
 from solvers.poirot import persona_steps
 from solvers.step_by_step import searchable_steps
 from tasks.blame_cortex import blame_cortex
@@ -155,7 +158,7 @@ AUDITOR_QUESTION_START = "\n\nThis is the log up to step"
 
 
 NOTES = """\
-## Causes of the misses, and the options that change them
+## Causes of the misses, and what was changed
 
 **Critical path.** Observed waves equal the protocol's rounds (Summary), so no phase serialises
 calls that could overlap; what a ratio above 1 measures is CPU work per call in the one event
@@ -163,34 +166,45 @@ loop: Inspect's per-call pipeline (model event, transcript, the realtime sample 
 SQLite, attachment condensing), the solver's prompt building and parsing, the offline model.
 A round of k concurrent calls ends when the last one has been processed, so
 ratio ~ 1 + (calls / R) x c / latency + (fixed per-sample work) / (R x latency), with c the
-extra time per call. The high-fan-out protocols feel it most: POIROT on TradingAgents has 12
-personas (about 14 calls per round), the parallel auditor 8 per round. A profile of POIROT on
-TradingAgents at zero latency puts nearly all of c in Inspect (the solver's own code is about
-0.1 ms per call); the realtime event buffer is a large share of it (the rerun table). Options:
-`--no-log-realtime` (loses live viewing of running samples), or nothing at real latencies: at
-1 s per call, 14 calls x 2.5 ms is 3.5%. On two cores c varies between runs (about 2 to 3 ms
-for POIROT on TradingAgents), so that cell's ratio moves around the target from run to run; the
-extra time per call is the stable quantity to compare. Python's cyclic garbage collector adds
-pauses of tens of milliseconds to 0.2 s in a process holding many objects (per-sample column);
-the benchmark freezes its own earlier objects so they do not count against the solver.
+extra time per call: a constant amount of CPU time, so the ratio falls as the latency grows
+(the misses table gives, per sample, the latency from which the same extra time is within
+1.15). The high-fan-out protocols feel it most: POIROT on TradingAgents has 12 personas (about
+14 calls per round), the parallel auditor 8 per round. A profile of POIROT on TradingAgents at
+zero latency puts nearly all of c in Inspect (the solver's own code is about 0.1 ms per call);
+the realtime event buffer is a large share of it (the rerun table), and every transcript event
+costs an SQLite write there. Changed: the solvers run a phase's concurrent calls with
+`solvers._gather.gather` instead of `inspect_ai.util.collect`, which wrapped every call in a
+second span (`task-<i>`) inside the solver's own (persona, evaluator, prefix): about 40% fewer
+events per POIROT call. Options beyond that: `--no-log-realtime` (loses live viewing of running
+samples). On two cores c varies between runs, so cells near the target move around it from run
+to run; the extra time per call is the stable quantity to compare. Python's cyclic garbage
+collector adds pauses of tens of milliseconds in a process holding many objects (per-sample
+column); the benchmark freezes its own earlier objects so they do not count against the solver.
 
-**Prefix reuse, POIROT (`persona_view=own`).** The layout is already the best for this view:
-every call is [shared context, persona, phase], and each later call of a persona reuses its
-whole persona turn and the shared reports. What is not reused is each persona's first call:
-its persona turn carries its own view of the log (62% of a CORTEX log on average), and these
-views differ from early on (the view-sharing line), so no reordering makes them a common
-prefix. This is the protocol's epistemic independence, not a layout fault. `persona_view=full`
-puts the whole log into the shared context and meets the target (row `poirot[full]`). On a
-sample with one persona (Who&When HC, A = 1) POIROT makes 2 calls and the first-call bound is
-about 50%.
+**Prefix reuse, POIROT (`persona_view=own`).** Every call is [shared context, persona turn,
+phase]; each later call of a persona reuses its whole persona turn. What no layout can reuse is
+each persona's private view of the log, the first time it is sent (the bound column): these
+views are the protocol's epistemic independence, each persona sees only the steps it sent or
+received. Changed: the view now comes before the persona's identity in its turn, so personas
+whose views begin with the same steps share that prefix (the view-sharing line). What remains
+is close to the bound where the views fill most of each prompt (CORTEX, HC): with about four
+calls per persona (self-assessment, questions, answers, vote) a private view is sent new once in
+four. Where a sample has many personas with short views (TradingAgents: 12), the gap to the
+bound is the shared reports: they exist only after the self-assessments, so they follow each
+persona's private turn and every persona's first later call sends them anew (putting them before
+the private turn would re-send the private turn instead, which costs more wherever views are
+longer than the reports). `persona_view=full` puts the whole log into the shared context and
+meets the target (row `poirot[full]`). On a sample with one persona (Who&When HC, A = 1) POIROT
+makes 2 calls and the bound is about 50%.
 
 **Prefix reuse, sequential auditor.** The prompt of prefix k is a string prefix of the prompt of
 prefix k + 1 up to the end of step k's block (only the closing question, which names k,
 differs), so every call reuses the whole previous prompt's log; what is new per call is one step
-and the question. The share therefore depends on how long the walk runs: with the offline
-`random` policy the sequential walk often alarms within a few prefixes, and the first call
-(header + step 0) weighs heavily. The full walk (`auditor[par]`, the sequential walk's maximum)
-is above the target everywhere.
+and the question (the measured share is at the bound). The share therefore depends on how long
+the walk runs, which the model decides: with the offline `random` policy the sequential walk
+often alarms within a few prefixes, and a walk that alarms at its first prefix makes one call
+and reuses nothing. The full walk (`auditor[par]`, the sequential walk's maximum) is above the
+target everywhere.
 
 **Schema-first.** Providers that put the response schema before the messages (OpenAI structured
 outputs, gpt-oss's harmony developer message) re-read the whole prompt whenever the schema
@@ -200,14 +214,12 @@ provider its reuse collapses (the schema-first number in the reuse cells); optio
 structured_output=false`, or one schema per sample (a union of the phase schemas; not
 implemented).
 
-**Not targeted, noted.** Step-by-step and the hybrid's walk name the prefix end in the log's
-heading ("Session log, steps 0 to i"), so consecutive prompts share only the task and system
-description, and a log over the render budget is re-fitted per prefix (a different per-step
-limit); moving the step number into the closing question and fitting one per-step limit per
-trajectory (as the auditor does) would make each prompt a prefix of the next. RAFFLES gives the
-Judge and the evaluators different system prompts, so the evaluators do not reuse the Judge's
-log prefix (see its done-before share); a common system prompt with the role in the user turn
-would.
+**Also changed (not targeted).** Step-by-step and the hybrid's walk now render the log once per
+trajectory (`blame.render.render_prefix_blocks`, one per-step limit, as the auditor) and no
+longer name the prefix end in the log's heading, so each prompt is a prefix of the next up to
+the closing question. RAFFLES's Judge and evaluators now share one system prompt (the panel;
+the role is named in the closing instructions), so with one model in both roles the evaluators
+reuse the Judge's prompt up to the end of the log.
 """
 """Interpretation printed under the tables: the mechanisms behind the misses (the numbers are in
 the tables of the same run)."""
@@ -474,6 +486,31 @@ def prefix_reuse(events: list[ModelEvent], schema_first: bool = False, done_befo
     return reused, sum(map(len, texts))
 
 
+def unavoidable_chars(config: str, events: list[ModelEvent]) -> int:
+    """Characters of a sample's prompts that no layout could have sent in an earlier call of the
+    sample (module docstring, 4: the bound). Every method: the first call. POIROT: also each
+    further persona's own turn (its identity and, under ``own``, its private view of the log),
+    less the longest prefix it shares with an earlier persona's turn. Auditor: also, per call,
+    the log it adds to the previous (shorter) prefix."""
+    texts = [rendered_call(e) for e in events]
+    if not texts:
+        return 0
+    if config.startswith("auditor"):
+        ordered = sorted(texts, key=len)
+        ends = [t.rindex(AUDITOR_QUESTION_START) for t in ordered]
+        return len(ordered[0]) + sum(b - a for a, b in itertools.pairwise(ends))
+    unavoidable = len(texts[0])
+    if config.startswith("poirot"):
+        turns = list(dict.fromkeys(e.input[1].text for e in events if len(e.input) > 2))
+        seen = PrefixSet()
+        first_turn = events[0].input[1].text if len(events[0].input) > 2 else None
+        for turn in turns:
+            if turn != first_turn:
+                unavoidable += len(turn) - seen.best(turn)
+            seen.add(turn)
+    return unavoidable
+
+
 def persona_view_sharing(task_name: str) -> float:
     """Under ``persona_view="own"``: the share of the personas' rendered views that another
     persona's view of the same sample already starts with (the most a layout that put the view
@@ -536,13 +573,14 @@ def sample_record(config: str, task_name: str, sample: EvalSample, latency: floa
         "input_chars": input_chars, "calls_formula": calls_f, "log_chars_formula": log_f, "formula": text_f,
         "valid": a.valid,
     }  # fmt: skip
+    row["latency"] = latency
     row["ratio"] = sample.total_time / (rounds * latency) if rounds and latency else None
     row["extra_ms_per_call"] = 1000 * (sample.total_time - rounds * latency) / a.calls if a.calls else None
     row["reuse"], row["reuse_total"] = prefix_reuse(events)
     row["reuse_done"], _ = prefix_reuse(events, done_before=True)
     schema_reused, schema_total = prefix_reuse(events, schema_first=True)
     row["reuse_schema"] = schema_reused * row["reuse_total"] / schema_total if schema_total else 0  # same denominator
-    row["reuse_bound"] = row["reuse_total"] - len(rendered_call(events[0])) if events else 0
+    row["reuse_bound"] = row["reuse_total"] - unavoidable_chars(config, events)
     row["layout_ok"], row["layout_checked"] = layout_check(config, events)
     return row
 
@@ -701,20 +739,31 @@ def per_sample_table(rows: list[dict[str, Any]], latency: float) -> list[str]:
     return lines
 
 
+def break_even_latency(row: dict[str, Any]) -> float:
+    """The per-call latency from which the sample's ratio is within the target, with the same
+    extra time (T - R x latency, CPU work that does not grow with the latency):
+    extra / (R x (target - 1))."""
+    return (row["total_time"] - row["rounds"] * row["latency"]) / (row["rounds"] * (RATIO_TARGET - 1))
+
+
 def misses_table(rows: list[dict[str, Any]], reruns: list[dict[str, Any]]) -> list[str]:
     if not reruns:
         return ["No solver missed the target."]
     again = {(r["config"], r["task"], r["id"]): r for r in reruns}
     lines = [
-        "| solver | task | sample | calls | R | calls / R | ratio | extra ms / call | ratio, `log_realtime=False` | extra ms / call |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        (
+            "| solver | task | sample | calls | R | calls / R | ratio | extra ms / call | within 1.15 from a latency of (s) "
+            "| ratio, `log_realtime=False` | extra ms / call |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         q = again.get((r["config"], r["task"], r["id"]))
         if q:
             lines.append(
                 f"| {r['config']} | {r['task']} | {r['id']} | {r['calls']} | {r['rounds']} | {r['calls'] / r['rounds']:.1f} | "
-                f"{r['ratio']:.3f} | {r['extra_ms_per_call']:.1f} | {q['ratio']:.3f} | {q['extra_ms_per_call']:.1f} |"
+                f"{r['ratio']:.3f} | {r['extra_ms_per_call']:.1f} | {break_even_latency(r):.2f} | {q['ratio']:.3f} | "
+                f"{q['extra_ms_per_call']:.1f} |"
             )
     return lines
 
@@ -831,7 +880,8 @@ def summary_table(
             else:
                 value = share(cell, "reuse")
                 miss = "**" if config in REUSE_TARGET and value < REUSE_TARGET_SHARE else ""
-                reuse.append(f"{miss}{100 * value:.0f}%{miss}")
+                bound = f" (bound {100 * share(cell, 'reuse_bound'):.0f}%)" if miss else ""
+                reuse.append(f"{miss}{100 * value:.0f}%{miss}{bound}")
         eff = [
             f"{next(r['bound'] / r['span'] for r in tput if r['config'] == config and r['task'] == t):.0%}"
             for t in tput_tasks
@@ -961,17 +1011,15 @@ def figures(
 
     fig, ax = plt.subplots(figsize=(10, 4))
     for j, task in enumerate(tasks):
-        shares = []
+        shares, bounds = [], []
         for config in configs:
             rs = [r for r in rows if r["config"] == config and r["task"] == task]
-            shares.append(100 * share(rs, "reuse") if any(r["events"] > 1 for r in rs) else 0)
-        ax.bar(
-            [i + (j - (len(tasks) - 1) / 2) * width for i in range(len(configs))],
-            shares,
-            width,
-            color=colors[task],
-            label=task,
-        )
+            several = any(r["events"] > 1 for r in rs)
+            shares.append(100 * share(rs, "reuse") if several else 0)
+            bounds.append(100 * share(rs, "reuse_bound") if several else math.nan)
+        xs = [i + (j - (len(tasks) - 1) / 2) * width for i in range(len(configs))]
+        ax.bar(xs, shares, width, color=colors[task], label=task)
+        ax.scatter(xs, bounds, marker="_", s=90, color="k", zorder=3, label="bound (any layout)" if j == 0 else None)
     ax.axhline(
         100 * REUSE_TARGET_SHARE,
         color="k",
@@ -982,7 +1030,7 @@ def figures(
     ax.set_xticks(range(len(configs)), configs, rotation=20)
     ax.set_ylabel("prompt characters reusable (%)")
     ax.set_ylim(0, 120)
-    ax.set_title("Prefix reuse within a sample (sent-before; no bar: one call per sample)")
+    ax.set_title("Prefix reuse within a sample (sent-before; black mark: the bound; no bar: one call per sample)")
     ax.legend(fontsize=8, ncol=5, loc="upper center")
     fig.tight_layout()
     written.append(out_dir / "bench_prefix_reuse.png")
@@ -1201,15 +1249,15 @@ def report(data: dict[str, Any], written: list[Path]) -> str:
             "Share of prompt characters that repeat a prefix already sent in an earlier call of the same sample, over all "
             "the task's critical-path samples (character-weighted), on the messages as the solver sent them. Cell: "
             "**sent-before** (the measure; target >= 80% for POIROT and the auditor) (done-before / schema-first / "
-            "first-call bound), all in %. First-call bound: the share if every call but the sample's first were reused "
-            "whole, the most any layout can reach with these calls."
+            "bound), all in %. Bound: the most any layout can reach with these calls (every call reused whole except the "
+            "sample's first call and, for POIROT, each persona's private turn, for the auditor, the log each prefix adds)."
         ),
         "",
         *reuse_table(rows, c["tasks"]),
         "",
-        "Under POIROT's default `persona_view=own` each persona's first call carries its own view of the log. Share of "
-        "the view characters that another persona's view of the same sample already starts with (all samples of the "
-        "task; what a layout putting the view before the persona's identity could share): "
+        "Under POIROT's default `persona_view=own` each persona's first call carries its own view of the log, placed "
+        "before the persona's identity. Share of the view characters that an earlier persona's view of the same sample "
+        "already starts with (all samples of the task; what that placement lets personas share): "
         + ", ".join(f"{t} {100 * v:.0f}%" for t, v in c["view_sharing"].items())
         + ".",
         "",
