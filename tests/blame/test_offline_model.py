@@ -24,7 +24,8 @@ from inspect_ai.util import json_schema
 from pydantic import BaseModel, Field
 
 import blame.offline_model as om  # registers the "offline" provider
-from blame.offline_model import OfflineModel, sample_from_schema
+from blame.offline_model import OfflineModel
+from blame.schema_sampler import UNKNOWN_ENUM_VALUE, sample_from_schema
 
 
 @pytest.fixture
@@ -431,7 +432,7 @@ def test_mixed_policy_produces_every_malformed_kind() -> None:
             try:
                 doc = json.loads(reply)
                 kinds.add("bad_json")
-                assert doc["agent"] == om.UNKNOWN_ENUM_VALUE or doc["step"] > 9
+                assert doc["agent"] == UNKNOWN_ENUM_VALUE or doc["step"] > 9
             except ValueError:
                 kinds.add("text")
     assert kinds == {"empty", "text", "bad_json"}
