@@ -82,3 +82,19 @@ def test_break_even_latency() -> None:
     # 4 rounds at 0.2 s took 0.88 s: 0.08 s of extra time; within 1.15 once 4 x L x 0.15 >= 0.08
     row = {"total_time": 0.88, "rounds": 4, "latency": 0.2}
     assert break_even_latency(row) == pytest.approx(0.08 / 0.6)
+
+
+def test_walk_reuse_stops_where_the_label_says_on_the_real_data() -> None:
+    """On Who&When AG: a perfect auditor makes label.step + 1 calls, the full walk one per step;
+    and the full walk, a superset of the same prompts, reuses at least as large a share."""
+    from bench.perf import TASKS, walk_reuse
+    from blame.schema import Trajectory
+    from blame.state import TRAJECTORY_KEY
+
+    trajectories = [Trajectory.model_validate(s.metadata[TRAJECTORY_KEY]) for s in TASKS["ww_ag"]().dataset]
+    result = walk_reuse("ww_ag")
+    labelled_share, labelled_calls = result["labelled step"]
+    full_share, full_calls = result["full walk"]
+    assert labelled_calls == pytest.approx(sum(t.label.step + 1 for t in trajectories) / len(trajectories))
+    assert full_calls == pytest.approx(sum(len(t.steps) for t in trajectories) / len(trajectories))
+    assert 0 < labelled_share < full_share < 1
