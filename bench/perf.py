@@ -729,28 +729,30 @@ def share(rows: list[dict[str, Any]], key: str) -> float:
     return sum(r[key] for r in rows) / total if total else float("nan")
 
 
-def critical_table(rows: list[dict[str, Any]], tasks: list[str]) -> list[str]:
-    """Per config: one column per task, 'max ratio (T/R x lat; samples)'."""
-    lines = [
-        "| solver | " + " | ".join(tasks) + " |",
-        "|---|" + "---|" * len(tasks),
-    ]
+def solver_by_task_table(
+    rows: list[dict[str, Any]], tasks: list[str], cell: Callable[[list[dict[str, Any]], str], str]
+) -> list[str]:
+    """A table with one row per solver configuration and one column per task; ``cell(rows of that
+    configuration and task, configuration)`` fills each cell."""
+    lines = ["| solver | " + " | ".join(tasks) + " |", "|---|" + "---|" * len(tasks)]
     for config in CONFIGS:
-        cells = []
-        for task in tasks:
-            rs = [r for r in rows if r["config"] == config and r["task"] == task and r["ratio"] is not None]
-            if not rs:
-                cells.append("n/a")
-                continue
-            worst = max(rs, key=lambda r: r["ratio"])
-            mark = "" if worst["ratio"] <= RATIO_TARGET else " **miss**"
-            cells.append(
-                f"{statistics.median(r['ratio'] for r in rs):.2f} / {worst['ratio']:.2f}{mark}"
-                f" (R {min(r['rounds'] for r in rs)}-{max(r['rounds'] for r in rs)};"
-                f" {statistics.median(r['extra_ms_per_call'] for r in rs):.1f} ms)"
-            )
+        cells = [cell([r for r in rows if r["config"] == config and r["task"] == task], config) for task in tasks]
         lines.append(f"| {config} | " + " | ".join(cells) + " |")
     return lines
+
+
+def critical_cell(rows: list[dict[str, Any]], config: str) -> str:
+    """'median / worst ratio (R range; median extra ms per call)' over the samples."""
+    rs = [r for r in rows if r["ratio"] is not None]
+    if not rs:
+        return "n/a"
+    worst = max(rs, key=lambda r: r["ratio"])
+    mark = "" if worst["ratio"] <= RATIO_TARGET else " **miss**"
+    return (
+        f"{statistics.median(r['ratio'] for r in rs):.2f} / {worst['ratio']:.2f}{mark}"
+        f" (R {min(r['rounds'] for r in rs)}-{max(r['rounds'] for r in rs)};"
+        f" {statistics.median(r['extra_ms_per_call'] for r in rs):.1f} ms)"
+    )
 
 
 def per_sample_table(rows: list[dict[str, Any]], latency: float) -> list[str]:
@@ -822,26 +824,16 @@ def calls_table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def reuse_table(rows: list[dict[str, Any]], tasks: list[str]) -> list[str]:
-    lines = [
-        "| solver | " + " | ".join(tasks) + " |",
-        "|---|" + "---|" * len(tasks),
-    ]
-    for config in CONFIGS:
-        cells = []
-        for task in tasks:
-            rs = [r for r in rows if r["config"] == config and r["task"] == task]
-            if not rs or all(r["events"] <= 1 for r in rs):
-                cells.append("n/a (1 call)")
-                continue
-            main = share(rs, "reuse")
-            mark = " **miss**" if config in REUSE_TARGET and main < REUSE_TARGET_SHARE else ""
-            cells.append(
-                f"{100 * main:.0f}%{mark} ({100 * share(rs, 'reuse_done'):.0f} / {100 * share(rs, 'reuse_schema'):.0f} / "
-                f"{100 * share(rs, 'reuse_bound'):.0f})"
-            )
-        lines.append(f"| {config} | " + " | ".join(cells) + " |")
-    return lines
+def reuse_cell(rows: list[dict[str, Any]], config: str) -> str:
+    """'sent-before% (done-before / schema-first / bound)' over the samples."""
+    if not rows or all(r["events"] <= 1 for r in rows):
+        return "n/a (1 call)"
+    main = share(rows, "reuse")
+    mark = " **miss**" if config in REUSE_TARGET and main < REUSE_TARGET_SHARE else ""
+    return (
+        f"{100 * main:.0f}%{mark} ({100 * share(rows, 'reuse_done'):.0f} / {100 * share(rows, 'reuse_schema'):.0f} / "
+        f"{100 * share(rows, 'reuse_bound'):.0f})"
+    )
 
 
 def throughput_table(rows: list[dict[str, Any]], connections: int) -> list[str]:
@@ -1248,7 +1240,7 @@ def report(data: dict[str, Any], written: list[Path]) -> str:
             "the protocol rounds R seen, and the median extra time per call, (T - R x latency) / calls."
         ),
         "",
-        *critical_table(rows, c["tasks"]),
+        *solver_by_task_table(rows, c["tasks"], critical_cell),
         "",
         "Samples above the target, run again (same samples, same run) with Inspect's realtime event buffer off:",
         "",
@@ -1285,7 +1277,7 @@ def report(data: dict[str, Any], written: list[Path]) -> str:
             "sample's first call and, for POIROT, each persona's private turn, for the auditor, the log each prefix adds)."
         ),
         "",
-        *reuse_table(rows, c["tasks"]),
+        *solver_by_task_table(rows, c["tasks"], reuse_cell),
         "",
         "Under POIROT's default `persona_view=own` each persona's first call carries its own view of the log, placed "
         "before the persona's identity. Share of the view characters that an earlier persona's view of the same sample "
