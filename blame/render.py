@@ -118,8 +118,8 @@ def render_prefix_blocks(trajectory: Trajectory, budget: RenderBudget = RenderBu
     would let an early prefix keep more of a long step than a later one.)
     """
     limit, _ = _step_limit(trajectory.steps, budget)
-    blocks = [_render_steps([step], limit)[0] for step in trajectory.steps]
-    return blocks, _render_steps(trajectory.steps, limit)[1]
+    rendered = [_render_steps([step], limit) for step in trajectory.steps]
+    return [text for text, _ in rendered], [index for _, cut in rendered for index in cut]
 
 
 def render_log(trajectory: Trajectory, budget: RenderBudget = RenderBudget()) -> RenderedLog:

@@ -50,8 +50,8 @@ Prompt layout (prefix caching)
 Each call is ``[system: fixed instructions, user: header + log prefix + question]``. The system
 prompt is the same for every trajectory; the header (task, components, who may be named) is the
 same for every prefix of a trajectory; the log prefix of step k is the rendering of steps 0..k,
-each step rendered on its own (:func:`blame.render.render_prefix_blocks`), so prefix k's text is a string
-prefix of prefix k+1's; only the short final question names k. Consecutive calls therefore share
+each step rendered on its own (:func:`blame.render.render_prefix_blocks`), so prefix k's text is
+a string prefix of prefix k+1's; only the short final question names k. Consecutive calls therefore share
 everything up to the end of the shorter log, which servers with prefix caching (vLLM, SGLang,
 hosted APIs) reuse. The answer's JSON schema is also fixed per trajectory: ``step`` is an
 unbounded integer checked by the parser (an enum of 0..k would change the schema at every

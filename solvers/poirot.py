@@ -45,9 +45,9 @@ Prompt layout (prefix caching): every call is three user turns. 1: the shared co
 task, the hazard space and, under "full", the whole log), byte-identical for every call of a
 sample; 2: the persona (under "own" its view of the log, then its identity and role; the view
 comes first so that personas whose views begin with the same steps share that prefix too),
-identical across that persona's calls; 3: the phase (shared reports, exchanges, instructions). The persona's own
-system prompt is quoted in turn 2 rather than sent as a system message, which several providers
-move to the front. Reports, questions and answers quoted in turn 3 are cut to
+identical across that persona's calls; 3: the phase (shared reports, exchanges, instructions).
+The persona's own system prompt is quoted in turn 2 rather than sent as a system message, which
+several providers move to the front. Reports, questions and answers quoted in turn 3 are cut to
 ``max_report_chars``; the attribution keeps them whole.
 
 Calls per sample with A personas, R rounds, Q_r questions asked in round r:
@@ -73,12 +73,32 @@ from __future__ import annotations
 from typing import Any, Literal, get_args
 
 from inspect_ai.log import transcript
-from inspect_ai.model import ChatMessageUser, Model, ModelOutput, ResponseSchema, get_model
+from inspect_ai.model import (
+    ChatMessageUser,
+    Model,
+    ModelOutput,
+    ResponseSchema,
+    get_model,
+)
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
-from blame.render import RenderBudget, cut_middle, render_steps, render_system, render_task
-from blame.schema import Attribution, Exchange, Report, Step, SystemSpec, Trajectory, Vote
+from blame.render import (
+    RenderBudget,
+    cut_middle,
+    render_steps,
+    render_system,
+    render_task,
+)
+from blame.schema import (
+    Attribution,
+    Exchange,
+    Report,
+    Step,
+    SystemSpec,
+    Trajectory,
+    Vote,
+)
 from blame.state import model_view_from_state, save_attribution, trajectory_from_state
 from solvers import _aggregation as agg
 from solvers._calls import book_usage, generate_answer, response_schema
@@ -126,7 +146,10 @@ From here on you are {persona}, an agent of this system. Your role in the sessio
 {role}
 >>>"""
 
-OWN_STEPS = "The steps of the session seen by the participant you will play, those it sent or received (numbered as in the full log):\n{log}"
+OWN_STEPS = (
+    "The steps of the session seen by the participant you will play, those it sent or received "
+    "(numbered as in the full log):\n{log}"
+)
 NO_STEPS = "The participant you will play sent or received no step of this session."
 
 SELF_ASSESSMENT = """\
