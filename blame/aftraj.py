@@ -59,6 +59,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from blame.errors import DataFormatError, DatasetNotFoundError
+from blame.paths import AFTRAJ, resolve_data_dir
 from blame.schema import (
     SYSTEM_SPEAKER,
     Component,
@@ -108,9 +109,7 @@ def load_aftraj(
     paper's test split."""
     if subset != "all" and subset not in SUBSETS:
         raise ValueError(f"unknown AFTraj subset {subset!r}; valid: safe, unsafe, all")
-    if data_dir is None:
-        raise _missing_data(Path("."), "no data_dir given")
-    folder = Path(data_dir).expanduser()
+    folder = resolve_data_dir(AFTRAJ, data_dir)
     chosen = SUBSETS if subset == "all" else (subset,)
     missing = [str(folder / FILES[s]) for s in chosen if not (folder / FILES[s]).is_file()]
     if missing:

@@ -1,6 +1,7 @@
 """The ``blame`` command.
 
-    blame data                          where each dataset is found, and how many trajectories load
+    blame data [--NAME-dir DIR]         each dataset: where it is found, from where, verified?, trajectories
+    blame data fetch [NAME...]          download the pinned datasets into the user cache and verify them
     blame report LOG_DIR --out DIR      tables, regressions, figures and a manifest from eval logs
 """
 
@@ -8,28 +9,77 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 
 from blame.errors import DataFormatError, DatasetNotFoundError
 
 
-def _data(args: argparse.Namespace) -> int:
+def _loaders() -> dict[str, list[tuple[str, Callable[[Path], list]]]]:
+    """Dataset name -> (part, loader of that part from the dataset's folder)."""
+    from blame.aftraj import load_aftraj
     from blame.blame_cases import load_blame
-    from blame.paths import BLAME, WHO_AND_WHEN, resolve_data_dir
     from blame.who_and_when import load_who_and_when
 
-    checks = [
-        (WHO_AND_WHEN, "algorithm_generated", lambda d: load_who_and_when(d, "algorithm_generated")),
-        (WHO_AND_WHEN, "hand_crafted", lambda d: load_who_and_when(d, "hand_crafted")),
-        (BLAME, "cortex", lambda d: load_blame(d, "cortex")),
-        (BLAME, "trading", lambda d: load_blame(d, "trading")),
-    ]
+    return {
+        "who_and_when": [(s, partial(load_who_and_when, subset=s)) for s in ("algorithm_generated", "hand_crafted")],
+        "blame": [(s, partial(load_blame, system=s)) for s in ("cortex", "trading")],
+        "aftraj": [("safe", partial(load_aftraj, subset="safe")), ("unsafe", partial(load_aftraj, subset="unsafe"))],
+    }
+
+
+def _data(args: argparse.Namespace) -> int:
+    """Every dataset: found (where from, revision, verification, trajectories per part), missing
+    or malformed (with the reason). Exit status 1 if any is malformed or a pinned one (not AFTraj)
+    is missing; never downloads."""
+    from blame.paths import SOURCES, resolve_dataset
+
     status = 0
-    for source, part, load in checks:
+    for name, parts in _loaders().items():
         try:
-            folder = resolve_data_dir(source, args.data_dir)
-            print(f"{source.name}/{part}: {len(load(folder))} trajectories from {folder}")
-        except (DatasetNotFoundError, DataFormatError) as error:
-            print(f"{source.name}/{part}: {error}", file=sys.stderr)
+            found = resolve_dataset(SOURCES[name], getattr(args, f"{name}_dir"), download=False)
+        except DatasetNotFoundError as error:
+            print(f"{name}: missing. {error}", file=sys.stderr)
+            status = status if SOURCES[name].hub_repo else 1  # AFTraj has no pinned source: optional
+            continue
+        print(f"{name}: found, {found.origin}; revision {found.revision}; {found.verification}")
+        for part, load in parts:
+            try:
+                print(f"  {part}: {len(load(Path(found.path)))} trajectories")
+            except Exception as error:  # any loader failure is reported, never ends the listing
+                print(f"  {part}: malformed: {type(error).__name__}: {error}", file=sys.stderr)
+                status = 1
+    return status
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    """Download each named dataset (default: the GitHub ones) into the cache and verify it."""
+    from blame import fetch
+    from blame.paths import SOURCES, cache_root
+
+    names = args.names or [name for name, source in SOURCES.items() if source.github]
+    unknown = sorted(set(names) - set(SOURCES))
+    if unknown:
+        print(f"blame data fetch: unknown dataset {', '.join(unknown)}; valid: {', '.join(SOURCES)}", file=sys.stderr)
+        return 2
+    status = 0
+    for name in names:
+        source, cached = SOURCES[name], cache_root() / name
+        try:
+            if source.hub_repo:
+                if not args.revision:
+                    raise DatasetNotFoundError(f"{name} comes from the Hugging Face Hub ({source.hub_repo}): "
+                                               "give the revision to pin, --revision <commit or tag>")
+                path = fetch.fetch_hub(source, args.revision)
+            elif cached.exists() and not args.force and fetch.verify(source, cached).ok:
+                path = cached
+                print(f"{name}: already in the cache, not downloaded again (--force does)")
+            else:
+                path = fetch.fetch_github(source)
+            print(f"{name}: {fetch.verify(source, path).status}; in {path}")
+        except DatasetNotFoundError as error:
+            print(f"{name}: {error}", file=sys.stderr)
             status = 1
     return status
 
@@ -63,9 +113,22 @@ def _report(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="blame", description="BLAME-bench command line.")
     commands = parser.add_subparsers(dest="command", required=True)
-    data = commands.add_parser("data", help="show where the datasets are found and how many trajectories load")
-    data.add_argument("--data-dir", default=None, help="look here first (as -T data_dir=...)")
+    data = commands.add_parser("data", help="each dataset: where it is found, its origin and verification, what loads")
+    for name in ("who_and_when", "blame", "aftraj"):
+        data.add_argument(f"--{name.replace('_', '-')}-dir", dest=f"{name}_dir", default=None, metavar="DIR",
+                          help=f"look for the {name} dataset only here (as -T data_dir=...)")
     data.set_defaults(run=_data)
+    data_commands = data.add_subparsers(dest="data_command")
+    fetch = data_commands.add_parser(
+        "fetch", help="download the pinned datasets into the user cache and verify them",
+        description="Download each named dataset (default: who_and_when and blame) from its pinned source "
+        "into the user cache ($BLAME_BENCH_CACHE overrides; $BLAME_BENCH_MIRROR replaces https://github.com) "
+        "and verify it against the package's sha256 manifest. A verified cached copy is kept.",
+    )
+    fetch.add_argument("names", nargs="*", metavar="NAME", help="who_and_when, blame or aftraj")
+    fetch.add_argument("--revision", default=None, help="the Hugging Face Hub revision of aftraj (required for it)")
+    fetch.add_argument("--force", action="store_true", help="download again even if the cache holds a verified copy")
+    fetch.set_defaults(run=_fetch)
     report = commands.add_parser(
         "report",
         help="regenerate the tables, regressions and figures from a directory of eval logs",

@@ -71,6 +71,7 @@ DEFAULT_TOLERANCES: tuple[int, ...] = (1, 2, 3, 5)
 __all__ = [
     "DEFAULT_TOLERANCES",
     "attribution",
+    "attribution_metrics",
     "attribution_problems",
     "attribution_values",
     "normalise_tolerances",
@@ -200,17 +201,16 @@ def _explanation(
     return text
 
 
-@scorer(
-    metrics={
-        "agent": [accuracy(), stderr()],
-        "step": [accuracy(), stderr()],
-        "joint": [accuracy(), stderr()],
-        "step_within_*": [accuracy(), stderr()],
-        "ww_agent_substring": [accuracy(), stderr()],
-        "ww_step_substring": [accuracy(), stderr()],
-        "valid": [accuracy(), stderr()],
-    }
-)
+def attribution_metrics(per_dimension_metrics: bool = False) -> dict:
+    """The metrics a Who&When task shows: agent, step and joint accuracy (with stderr) and the
+    valid share; with ``per_dimension_metrics`` also step-within-k and the substring rule."""
+    shown = ["agent", "step", "joint", "valid"]
+    if per_dimension_metrics:
+        shown[3:3] = ["step_within_*", "ww_agent_substring", "ww_step_substring"]
+    return {key: [accuracy(), stderr()] for key in shown}
+
+
+@scorer(metrics=attribution_metrics(per_dimension_metrics=True))
 def attribution(tolerances: list[int] = [1, 2, 3, 5]) -> Scorer:  # noqa: B006 (never mutated)
     """Agent, step and joint accuracy, step accuracy within ±k, and Who&When's substring rule.
 

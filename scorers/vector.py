@@ -69,6 +69,10 @@ the same number of epochs; other reducers (``mode``, ``max``, ``at_least``...) r
 separately and the per-dimension result then has no counting meaning. ``exact`` accuracy is the
 mean over samples of each sample's exact rate across epochs (``stderr`` with n = samples).
 
+Summary: tasks show only :func:`vector_metrics` (exact accuracy and stderr, Hamming, valid, and
+:func:`micro_f1`); ``-T per_dimension_metrics=true`` gives every metric above. The per-sample
+counts stay in the log either way.
+
 Headline: the per_dimension block comes first in ``log.results.scores`` (Inspect lists a
 scorer's list-form metrics before its dict-form ones), so the default headline would be the first
 component's precision. Tasks should declare
@@ -107,9 +111,11 @@ __all__ = [
     "FAULT_GROUP_KEY",
     "count_key",
     "fault_group",
+    "micro_f1",
     "per_dimension",
     "per_dimension_values",
     "vector",
+    "vector_metrics",
     "vector_problems",
     "vector_values",
 ]
@@ -218,16 +224,32 @@ def _fmt(ids: Iterable[str], system: SystemSpec) -> str:
     return "{" + ", ".join(ordered) + "}"
 
 
-@scorer(
-    metrics=[
-        {
-            "exact": [accuracy(), stderr(), grouped(accuracy(), FAULT_GROUP_KEY)],
-            "hamming": [mean()],
-            "valid": [accuracy()],
-        },
-        per_dimension(),
-    ]
-)
+@metric
+def micro_f1() -> Metric:
+    """Micro-averaged F1 over every component (``per_dimension``'s ``micro_f1``, alone)."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return per_dimension_values(dict_values(scores, "micro_f1"))["micro_f1"]
+
+    return compute
+
+
+def vector_metrics(per_dimension_metrics: bool = False) -> list:
+    """The metrics a BLAME task shows: exact (the headline, with its stderr), Hamming, micro-F1
+    and the valid share; with ``per_dimension_metrics`` every metric of :func:`vector` instead."""
+    if per_dimension_metrics:
+        return [
+            {
+                "exact": [accuracy(), stderr(), grouped(accuracy(), FAULT_GROUP_KEY)],
+                "hamming": [mean()],
+                "valid": [accuracy()],
+            },
+            per_dimension(),
+        ]
+    return [{"exact": [accuracy(), stderr()], "hamming": [mean()], "valid": [accuracy()]}, micro_f1()]
+
+
+@scorer(metrics=vector_metrics(per_dimension_metrics=True))
 def vector() -> Scorer:
     """Exact-set match, Hamming similarity and per-component counts of the predicted faulty set.
 

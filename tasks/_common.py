@@ -10,6 +10,7 @@ from inspect_ai.log import HeadlineMetric
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
+from blame.paths import provenance
 from blame.render import render_log
 from blame.schema import Scalar, Trajectory
 from blame.state import SHOW_REFERENCE_KEY, TRAJECTORY_KEY
@@ -55,6 +56,12 @@ def trajectory_to_sample(trajectory: Trajectory, with_reference_answer: bool = F
     )
 
 
+def dataset_provenance(trajectories: Sequence[Trajectory]) -> dict[str, dict[str, str] | None]:
+    """Each dataset the trajectories come from -> its source, revision and verification status."""
+    names = sorted({t.source.split("/")[0] for t in trajectories})
+    return {name: provenance(name) for name in names}
+
+
 def build_task(
     trajectories: Sequence[Trajectory],
     scorer: Scorer,
@@ -62,12 +69,15 @@ def build_task(
     name: str,
     headline: str | HeadlineMetric,
     with_reference_answer: bool = False,
+    metrics: list | dict | None = None,
 ) -> Task:
     """A task over ``trajectories``; ``solver`` is a registered solver name or a Solver.
 
     ``headline`` is the eval's headline metric as ``"<scorer>.<score>"`` (e.g. ``vector.exact``),
     or a ``HeadlineMetric`` (e.g. ``HeadlineMetric(scorer="auditing", metric="exact_f1")`` for a
-    scorer whose corpus metric returns a dict).
+    scorer whose corpus metric returns a dict). ``metrics`` replaces the scorer's metrics in the
+    summary (the sample scores keep every value). The task metadata records each dataset's
+    source, revision and verification (:func:`dataset_provenance`).
     """
     if not trajectories:
         raise ValueError(f"task {name}: no trajectories selected")
@@ -80,5 +90,6 @@ def build_task(
         scorer=scorer,
         name=name,
         headline_metric=headline,
-        metadata={"with_reference_answer": with_reference_answer},
+        metrics=metrics,
+        metadata={"with_reference_answer": with_reference_answer, "datasets": dataset_provenance(trajectories)},
     )

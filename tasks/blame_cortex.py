@@ -10,6 +10,10 @@ analysis runs stored in the case files is stripped by the loader (see BENCHMARK.
     inspect eval tasks/blame_cortex.py --model offline/random                 # POIROT (default)
     inspect eval tasks/blame_cortex.py -T solver=all_at_once --model offline/random   # single judge
     inspect eval tasks/blame_cortex.py --model vllm/openai/gpt-oss-120b
+
+The summary shows exact accuracy (headline), Hamming, micro-F1 and the valid share;
+``-T per_dimension_metrics=true`` adds each dimension's precision, recall and F1 (always in the
+sample scores).
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ from __future__ import annotations
 from inspect_ai import Task, task
 
 from blame.blame_cases import load_blame
-from scorers.vector import vector
+from scorers.vector import vector, vector_metrics
 from tasks._common import build_task
 
 
 @task
-def blame_cortex(solver: str = "poirot", data_dir: str | None = None) -> Task:
+def blame_cortex(solver: str = "poirot", data_dir: str | None = None, per_dimension_metrics: bool = False) -> Task:
     """CORTEX fault attribution over 7 hazard dimensions, scored by exact vector match."""
-    return build_task(load_blame(data_dir, "cortex"), scorer=vector(), solver=solver, name="blame_cortex", headline="vector.exact")
+    trajectories = load_blame(data_dir, "cortex")
+    metrics = vector_metrics(per_dimension_metrics)
+    return build_task(trajectories, vector(), solver, name="blame_cortex", headline="vector.exact", metrics=metrics)

@@ -9,6 +9,10 @@ external data feeds). The dataset itself cuts every message to about 500 charact
     inspect eval tasks/blame_trading.py --model offline/random                 # POIROT (default)
     inspect eval tasks/blame_trading.py -T solver=all_at_once --model offline/random   # single judge
     inspect eval tasks/blame_trading.py --model vllm/openai/gpt-oss-120b
+
+The summary shows exact accuracy (headline), Hamming, micro-F1 and the valid share;
+``-T per_dimension_metrics=true`` adds each dimension's precision, recall and F1 (always in the
+sample scores).
 """
 
 from __future__ import annotations
@@ -16,11 +20,13 @@ from __future__ import annotations
 from inspect_ai import Task, task
 
 from blame.blame_cases import load_blame
-from scorers.vector import vector
+from scorers.vector import vector, vector_metrics
 from tasks._common import build_task
 
 
 @task
-def blame_trading(solver: str = "poirot", data_dir: str | None = None) -> Task:
+def blame_trading(solver: str = "poirot", data_dir: str | None = None, per_dimension_metrics: bool = False) -> Task:
     """TradingAgents fault attribution over 15 hazard dimensions, scored by exact vector match."""
-    return build_task(load_blame(data_dir, "trading"), scorer=vector(), solver=solver, name="blame_trading", headline="vector.exact")
+    trajectories = load_blame(data_dir, "trading")
+    metrics = vector_metrics(per_dimension_metrics)
+    return build_task(trajectories, vector(), solver, name="blame_trading", headline="vector.exact", metrics=metrics)

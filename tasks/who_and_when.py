@@ -12,7 +12,8 @@ LLM Multi-Agent Systems", ICML 2025, arXiv 2505.00212. Data: github.com/ag2ai/Ag
 Task arguments: ``subset`` (algorithm_generated | hand_crafted | all), ``with_reference_answer``
 (show the task's reference answer to the model; off by default, the log records it),
 ``only_consistent_labels`` (drop the logs whose labelled agent is not the speaker at the
-labelled step), ``safe_controls`` (see below), ``solver`` (a registered solver name; ``--solver``
+labelled step), ``safe_controls`` (see below), ``per_dimension_metrics`` (show step-within-k and
+the substring rule in the summary too; they are in the sample scores either way), ``solver`` (a registered solver name; ``--solver``
 also works), ``data_dir``.
 
 Safe controls (``-T safe_controls=true``, off by default). Who&When has only failed runs, so an
@@ -35,7 +36,7 @@ from inspect_ai.log import HeadlineMetric
 
 from blame.safe_controls import with_safe_controls
 from blame.who_and_when import load_who_and_when
-from scorers.attribution import attribution
+from scorers.attribution import attribution, attribution_metrics
 from scorers.auditing import auditing
 from tasks._common import build_task
 
@@ -50,6 +51,7 @@ def who_and_when(
     solver: str = "all_at_once",
     data_dir: str | None = None,
     safe_controls: bool = False,
+    per_dimension_metrics: bool = False,
 ) -> Task:
     """Who&When failure attribution (agent + decisive step), scored by exact agent and step."""
     trajectories = load_who_and_when(data_dir, subset)
@@ -64,4 +66,5 @@ def who_and_when(
         name="who_and_when",
         headline=HeadlineMetric(scorer="auditing", metric="exact_f1") if safe_controls else "attribution.joint",
         with_reference_answer=with_reference_answer,
+        metrics=None if safe_controls else attribution_metrics(per_dimension_metrics),
     )
