@@ -183,9 +183,9 @@ def fetch_github(source: DatasetSource, progress: bool = True) -> Path:
         raise
     except Exception as error:  # network, HTTP status, truncated or malformed archive, full disk
         raise DatasetNotFoundError(
-            f"Downloading the {source.name} dataset from {url} failed ({type(error).__name__}: {error}); "
+            f"Downloading the {source.name} dataset from {url} failed ({_short(error)}); "
             f"nothing was kept in {cache_root()}. Set BLAME_BENCH_MIRROR to another download base, or "
-            f"{source.remedy.removeprefix(f'run `blame data fetch {source.name}`, or ')}."
+            f"{source.remedy.removeprefix(f'run `blame data fetch {source.name}`, or ')}"
         ) from error
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -214,10 +214,15 @@ def fetch_hub(source: DatasetSource, revision: str, progress: bool = True) -> Pa
     except Exception as error:
         raise DatasetNotFoundError(
             f"Downloading the {source.name} dataset from the Hugging Face Hub ({source.hub_repo}@{revision}) "
-            f"failed ({type(error).__name__}: {error}); nothing was kept in {cache_root()}."
+            f"failed ({_short(error)}); nothing was kept in {cache_root()}."
         ) from error
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _short(error: Exception) -> str:
+    text = f"{type(error).__name__}: {error}"
+    return text if len(text) <= 240 else text[:237] + "..."
 
 
 def _now() -> str:

@@ -1,0 +1,224 @@
+"""Pinned, verified dataset downloads (blame.fetch, blame.paths, `blame data fetch`), offline.
+
+Every test runs with an empty temporary ``BLAME_BENCH_CACHE``, the sibling ``../shared/`` hidden
+(``BLAME_BENCH_NO_SIBLING=1``) and ``BLAME_BENCH_MIRROR`` pointed at a loopback server that serves
+archives built from ``../shared/datasets`` in GitHub's layout (``tests/archive_server.py``).
+The Hugging Face Hub path of AFTraj is tested with a mocked ``snapshot_download``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from archive_server import SHARED_DATASETS, ArchiveServer, archive_bytes, needs_shared
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import list_eval_logs, read_eval_log
+
+from blame import fetch
+from blame.cli import main
+from blame.errors import DatasetNotFoundError
+from blame.fetch import DatasetVerificationError, load_manifest, manifest_of
+from blame.paths import AFTRAJ, BLAME, WHO_AND_WHEN, provenance, resolve_dataset
+from blame.who_and_when import load_who_and_when
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+WW_ARCHIVE = f"/{WHO_AND_WHEN.github}/archive/{WHO_AND_WHEN.revision}.tar.gz"
+AFTRAJ_REVISION = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.fixture(scope="module")
+def server():
+    needs_shared()
+    with ArchiveServer() as running:
+        yield running
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: ArchiveServer) -> Path:
+    """An empty cache, the sibling folder hidden, no dataset variables, the mirror on loopback."""
+    folder = tmp_path / "cache"
+    for variable in ("BLAME_BENCH_OFFLINE", "WHO_AND_WHEN_DIR", "BLAME_DIR", "AFTRAJ_DIR"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("BLAME_BENCH_CACHE", str(folder))
+    monkeypatch.setenv("BLAME_BENCH_NO_SIBLING", "1")
+    monkeypatch.setenv("BLAME_BENCH_MIRROR", server.url)
+    server.truncate = False
+    return folder
+
+
+def test_manifest_pins_every_file_the_loaders_read_in_the_shared_copy():
+    """The package manifest equals the sha256 of the files the loaders read in ../shared/datasets
+    (184 Who&When logs; 15 + 6 BLAME cases, 3 + 5 agent files, 2 schemas)."""
+    needs_shared()
+    manifest = load_manifest()
+    assert len(manifest["who_and_when"]["files"]) == 184
+    assert len(manifest["blame"]["files"]) == 38
+    for source in (WHO_AND_WHEN, BLAME):
+        assert manifest[source.name]["revision"] == source.revision
+        assert manifest_of(source, SHARED_DATASETS / source.name) == manifest[source.name]["files"]
+
+
+def test_fetch_downloads_unpacks_verifies_and_then_uses_the_cache(cache: Path, server: ArchiveServer, capsys):
+    """`blame data fetch` downloads both archives once, installs verified folders with their
+    origin recorded; a second fetch and every later load use the cache (no new request)."""
+    before = len(server.requests)
+    assert main(["data", "fetch"]) == 0
+    assert len(server.requests) - before == 2
+    out = capsys.readouterr()
+    assert "blame-bench: downloading the who_and_when dataset" in out.err
+    assert "who_and_when: verified: 184 files match" in out.out and "blame: verified: 38 files match" in out.out
+    assert sorted(p.name for p in cache.iterdir()) == ["blame", "who_and_when"]  # no staging left
+    record = json.loads((cache / "who_and_when" / fetch.SOURCE_RECORD).read_text())
+    assert record["url"] == server.url + WW_ARCHIVE and record["revision"] == WHO_AND_WHEN.revision
+
+    assert main(["data", "fetch"]) == 0
+    assert "already in the cache" in capsys.readouterr().out
+    assert len(load_who_and_when(None, "hand_crafted")) == 58
+    assert len(server.requests) - before == 2
+    found = provenance("who_and_when")
+    assert found["origin"].startswith(f"downloaded from {server.url}{WW_ARCHIVE} at ")
+    assert found["revision"] == WHO_AND_WHEN.revision and found["verification"].startswith("verified")
+
+
+def test_first_use_downloads_by_itself(cache: Path, server: ArchiveServer, capsys):
+    """With nothing anywhere, resolving a dataset downloads it, says so, and verifies it."""
+    found = resolve_dataset(BLAME)
+    assert Path(found.path) == cache / "blame" and found.verification == "verified"
+    assert "downloading the blame dataset (11inaki11/BLAME@b5d4bdf39fa4)" in capsys.readouterr().err
+
+
+def test_a_corrupted_cached_file_stops_the_next_run_naming_it(cache: Path):
+    """One changed byte in a cached file: the next resolution stops, naming the file and the fix."""
+    assert main(["data", "fetch", "blame"]) == 0
+    case = cache / "blame" / "benchmarks" / "cortex" / "cases" / "cortex_session_10.json"
+    case.write_bytes(case.read_bytes() + b"\n")
+    with pytest.raises(DatasetVerificationError, match=rf"{case}: sha256 differs .*blame data fetch blame --force.*BLAME_DIR"):
+        resolve_dataset(BLAME)
+    assert main(["data", "fetch", "blame", "--force"]) == 0
+    assert resolve_dataset(BLAME).verification.startswith("verified")
+
+
+def test_an_archive_that_differs_from_the_manifest_fails_loudly(cache: Path, server: ArchiveServer):
+    """A served archive with one changed file is refused, naming the file inside the archive and
+    the remedy; nothing is left in the cache."""
+    server.corrupt(WHO_AND_WHEN, "Hand-Crafted/7.json")
+    try:
+        inside = f"Agents_Failure_Attribution-{WHO_AND_WHEN.revision}/Who&When/Hand-Crafted/7.json: sha256 differs"
+        with pytest.raises(DatasetVerificationError, match=rf"{inside} in the archive .*WHO_AND_WHEN_DIR"):
+            resolve_dataset(WHO_AND_WHEN)
+    finally:
+        server.archives[WW_ARCHIVE] = archive_bytes(WHO_AND_WHEN)
+    assert list(cache.iterdir()) == []
+
+
+def test_an_interrupted_download_leaves_no_half_dataset(cache: Path, server: ArchiveServer):
+    """The connection closes halfway: a clear error, an empty cache; the next try succeeds."""
+    server.truncate = True
+    with pytest.raises(DatasetNotFoundError, match="Downloading the who_and_when dataset .* failed .*nothing was kept"):
+        resolve_dataset(WHO_AND_WHEN)
+    assert list(cache.iterdir()) == []
+    server.truncate = False
+    assert resolve_dataset(WHO_AND_WHEN).verification == "verified"
+
+
+def test_offline_switch_and_unreachable_mirror(cache: Path, server: ArchiveServer, monkeypatch: pytest.MonkeyPatch):
+    """BLAME_BENCH_OFFLINE=1 never downloads; an unreachable mirror fails with the remedy."""
+    before = len(server.requests)
+    monkeypatch.setenv("BLAME_BENCH_OFFLINE", "1")
+    with pytest.raises(DatasetNotFoundError, match="No download was tried: BLAME_BENCH_OFFLINE is set"):
+        resolve_dataset(BLAME)
+    assert len(server.requests) == before
+    monkeypatch.delenv("BLAME_BENCH_OFFLINE")
+    monkeypatch.setenv("BLAME_BENCH_MIRROR", "http://127.0.0.1:9")
+    with pytest.raises(DatasetNotFoundError, match="ConnectionError.*BLAME_BENCH_MIRROR.*git clone https://github.com/11inaki11/BLAME"):
+        resolve_dataset(BLAME)
+    assert list(cache.iterdir()) == []
+
+
+def test_blame_data_lists_every_dataset_found_missing_or_malformed(cache: Path, tmp_path: Path, capsys):
+    """One folder per dataset; a malformed part is reported with its reason and the listing goes on."""
+    assert main(["data", "fetch", "who_and_when"]) == 0
+    capsys.readouterr()
+    broken = tmp_path / "broken_blame"
+    (broken / "benchmarks" / "cortex" / "cases").mkdir(parents=True)
+    (broken / "benchmarks" / "cortex" / "cases" / "cortex_session_1.json").write_text("{not json")
+    status = main(["data", "--blame-dir", str(broken), "--aftraj-dir", str(tmp_path / "nowhere")])
+    out, err = capsys.readouterr()
+    assert status == 1
+    assert f"who_and_when: found, downloaded from {os.environ['BLAME_BENCH_MIRROR']}" in out
+    assert "  hand_crafted: 58 trajectories" in out
+    assert f"blame: found, data_dir argument: {broken}; revision unknown; differs from the manifest" in out
+    assert "  cortex: malformed: DataFormatError: " in err and "  trading: malformed: " in err
+    assert f"aftraj: missing. The aftraj dataset was not found: pass -T data_dir" in err
+
+
+def _fake_snapshot_download(calls: list[dict]):
+    from test_aftraj import CODE_TURNS, MATH_TURNS, row, write
+
+    def snapshot_download(**kwargs):
+        calls.append(kwargs)
+        write(Path(kwargs["local_dir"]), [row("s1", "math", MATH_TURNS[:3], step=-1, agent="")],
+              [row("u1", "coding", CODE_TURNS, step=1, agent="CodeWriter")])
+        return kwargs["local_dir"]
+
+    return snapshot_download
+
+
+def test_aftraj_comes_from_the_hub_at_a_required_revision(cache: Path, monkeypatch: pytest.MonkeyPatch, capsys, tmp_path: Path):
+    """`blame data fetch aftraj` needs --revision; with it the (mocked) Hub download lands in the
+    cache, the task finds it there, and the log records source, revision and 'unverified'."""
+    import huggingface_hub
+
+    calls: list[dict] = []
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", _fake_snapshot_download(calls))
+    assert main(["data", "fetch", "aftraj"]) == 1
+    assert "give the revision to pin, --revision" in capsys.readouterr().err
+    assert main(["data", "fetch", "aftraj", "--revision", AFTRAJ_REVISION]) == 0
+    [call] = calls
+    assert (call["repo_id"], call["repo_type"], call["revision"]) == ("ZBox008003/AFTraj", "dataset", AFTRAJ_REVISION)
+    from tasks.aftraj import aftraj
+
+    [log] = inspect_eval(aftraj(), model="offline/random", limit=1, display="none", log_dir=str(tmp_path / "logs"))
+    assert log.status == "success" and len(log.samples) == 1
+    record = log.eval.metadata["datasets"]["aftraj"]
+    assert record["revision"] == AFTRAJ_REVISION and record["path"] == str(cache / "aftraj")
+    assert record["origin"].startswith("downloaded from https://huggingface.co/datasets/ZBox008003/AFTraj")
+    assert record["verification"] == "unverified: no pinned manifest for this dataset"
+
+
+@pytest.mark.e2e
+def test_fresh_machine_fetch_then_eval_each_benchmark(cache: Path, server: ArchiveServer, tmp_path: Path):
+    """The CLI as a new user runs it: `blame data fetch`, then `inspect eval --limit 1` on each
+    benchmark from the cache (no further download), each log naming its dataset's origin; then a
+    corrupted cached file stops the next eval with a message naming it."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    fetched = subprocess.run(["blame", "data", "fetch"], env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert fetched.returncode == 0, fetched.stderr
+    requests = len(server.requests)
+
+    def run(*tasks: str) -> subprocess.CompletedProcess[str]:
+        command = ["inspect", "eval", *tasks, "--model", "offline/random", "--limit", "1",
+                   "--log-dir", str(tmp_path / "logs"), "--display", "none"]
+        return subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
+
+    result = run("tasks/who_and_when.py", "tasks/blame_cortex.py", "tasks/blame_trading.py")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    logs = {log.eval.task: log for log in map(read_eval_log, list_eval_logs(str(tmp_path / "logs")))}
+    assert sorted(logs) == ["blame_cortex", "blame_trading", "who_and_when"]
+    for task, log in logs.items():
+        assert log.status == "success" and len(log.samples) == 1
+        record = log.eval.metadata["datasets"]["who_and_when" if task == "who_and_when" else "blame"]
+        assert record["origin"].startswith(f"downloaded from {server.url}/") and record["verification"].startswith("verified")
+    assert len(server.requests) == requests
+
+    schema = cache / "blame" / "benchmarks" / "cortex" / "schema.md"
+    schema.write_text(schema.read_text() + "tampered\n")
+    result = run("tasks/blame_cortex.py")
+    assert result.returncode != 0
+    assert f"{schema}: sha256 differs" in result.stdout + result.stderr
