@@ -22,6 +22,8 @@ import pytest
 from blame.errors import DatasetNotFoundError
 from blame.paths import SOURCES, resolve_dataset
 
+pytest_plugins = ["pytester"]  # tests/test_dataset_policy.py runs this policy on small suites
+
 UNAVAILABLE: dict[str, str] = {}
 MISSING_DATASET_SIGNS = ("DatasetNotFoundError", "DatasetVerificationError", "dataset was not found")
 

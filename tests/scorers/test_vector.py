@@ -25,6 +25,7 @@ from scorers.vector import (
     per_dimension,
     per_dimension_values,
     vector,
+    vector_metrics,
     vector_problems,
     vector_values,
 )
@@ -412,3 +413,25 @@ def test_end_to_end_metrics_under_three_epochs(tmp_path):
     reread = read_eval_log(log.location)
     assert reread.results is not None
     assert math.isnan(reread.results.scores[0].metrics["gpu_recall"].value)
+
+
+def test_summary_metrics_are_the_headline_and_its_companions(tmp_path):
+    """The task summary (vector_metrics()) shows exact accuracy with its stderr, Hamming, valid
+    and micro-F1 only; micro-F1 is the hand-computed 9/13 of the epochs test above."""
+    dataset = MemoryDataset(
+        [
+            Sample(id=s, input="Which components are faulty?",
+                   metadata={TRAJECTORY_KEY: traj(*gold, id=s).model_dump(mode="json"), FAULT_GROUP_KEY: fault_group(gold)})
+            for s, gold in GOLD.items()
+        ]
+    )
+    [log] = eval(
+        Task(dataset=dataset, solver=fixed_attributions(), scorer=vector(), metrics=vector_metrics()),
+        model="mockllm/model", epochs=3, display="none", log_dir=str(tmp_path),
+    )
+    assert log.status == "success" and log.results is not None
+    metrics = {f"{s.name}.{k}": m.value for s in log.results.scores for k, m in s.metrics.items()}
+    assert metrics == pytest.approx({
+        "exact.accuracy": 4 / 9, "exact.stderr": 1 / 9, "hamming.mean": 7 / 12, "valid.accuracy": 2 / 3,
+        "vector.micro_f1": 9 / 13,
+    })
