@@ -52,9 +52,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> objec
         return
     text = f"{call.excinfo.typename}: {call.excinfo.value}" + report.longreprtext[-20000:]
     if any(sign in text for sign in MISSING_DATASET_SIGNS):
-        reasons = "; ".join(f"{name}: {why}" for name, why in UNAVAILABLE.items())
         report.outcome = "skipped"
-        report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: dataset unavailable here ({reasons})")
+        reason = f"needs a dataset unavailable here ({', '.join(UNAVAILABLE)}; why: end of the run)"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {reason}")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
