@@ -23,6 +23,7 @@ kept (:func:`provenance`) so that tasks can write it into the eval log.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -138,20 +139,18 @@ def resolve_dataset(source: DatasetSource, data_dir: str | Path | None = None, d
     from blame import fetch  # fetch needs DatasetSource and cache_root from here
 
     places = candidate_dirs(source, data_dir)
-    for label, path in places:
-        if holds(source, path):
-            check = fetch.verify(source, path)
-            if label == "user cache" and not check.ok:
-                raise fetch.verification_error(source, path, check)
-            origin = fetch.cached_origin(path) if label == "user cache" else f"{label}: {path}"
-            resolved = Resolved(source.name, str(path), origin, fetch.revision_of(source, path, check), check.status)
-            break
-    else:
+    found = next(((label, path) for label, path in places if holds(source, path)), None)
+    if found is None:
         explicit = bool(data_dir or os.environ.get(source.env_var))
         if explicit or not download or not source.github or _flag("BLAME_BENCH_OFFLINE"):
             raise not_found(source, places, data_dir)
-        path = fetch.fetch_github(source, progress=False)
-        resolved = Resolved(source.name, str(path), fetch.cached_origin(path), source.revision, "verified")
+        found = ("user cache", fetch.fetch_github(source, progress=sys.stderr.isatty()))
+    label, path = found
+    check = fetch.verify(source, path)
+    if label == "user cache" and not check.ok:
+        raise fetch.verification_error(source, path, check)
+    origin = fetch.cached_origin(path) if label == "user cache" else f"{label}: {path}"
+    resolved = Resolved(source.name, str(path), origin, fetch.revision_of(source, path, check), check.status)
     _LAST[source.name] = resolved
     return resolved
 

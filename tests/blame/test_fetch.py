@@ -89,7 +89,7 @@ def test_fetch_downloads_unpacks_verifies_and_then_uses_the_cache(cache: Path, s
 def test_first_use_downloads_by_itself(cache: Path, server: ArchiveServer, capsys):
     """With nothing anywhere, resolving a dataset downloads it, says so, and verifies it."""
     found = resolve_dataset(BLAME)
-    assert Path(found.path) == cache / "blame" and found.verification == "verified"
+    assert Path(found.path) == cache / "blame" and found.verification.startswith("verified: 38 files")
     assert "downloading the blame dataset (11inaki11/BLAME@b5d4bdf39fa4)" in capsys.readouterr().err
 
 
@@ -124,7 +124,7 @@ def test_an_interrupted_download_leaves_no_half_dataset(cache: Path, server: Arc
         resolve_dataset(WHO_AND_WHEN)
     assert list(cache.iterdir()) == []
     server.truncate = False
-    assert resolve_dataset(WHO_AND_WHEN).verification == "verified"
+    assert resolve_dataset(WHO_AND_WHEN).verification.startswith("verified")
 
 
 def test_offline_switch_and_unreachable_mirror(cache: Path, server: ArchiveServer, monkeypatch: pytest.MonkeyPatch):
