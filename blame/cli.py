@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from blame.errors import DataFormatError, DatasetNotFoundError
+from blame.errors import DatasetNotFoundError
 
 
 def _loaders() -> dict[str, list[tuple[str, Callable[[Path], list]]]]:

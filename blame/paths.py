@@ -119,7 +119,7 @@ def _flag(name: str) -> bool:
 
 
 def candidate_dirs(source: DatasetSource, data_dir: str | Path | None = None) -> list[tuple[str, Path]]:
-    """Every existing-folder place looked at for ``source``, in order, labelled by origin."""
+    """Every folder looked at for ``source``, in order, labelled by where it comes from."""
     if data_dir:
         return [("data_dir argument", Path(data_dir).expanduser())]
     if os.environ.get(source.env_var):
@@ -131,6 +131,7 @@ def candidate_dirs(source: DatasetSource, data_dir: str | Path | None = None) ->
 
 
 def holds(source: DatasetSource, path: Path) -> bool:
+    """Whether ``path`` holds one of ``source``'s marker files or folders."""
     return any((path / marker).exists() for marker in source.markers)
 
 

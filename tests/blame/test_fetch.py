@@ -23,7 +23,7 @@ from blame import fetch
 from blame.cli import main
 from blame.errors import DatasetNotFoundError
 from blame.fetch import DatasetVerificationError, load_manifest, manifest_of
-from blame.paths import AFTRAJ, BLAME, WHO_AND_WHEN, provenance, resolve_dataset
+from blame.paths import BLAME, WHO_AND_WHEN, provenance, resolve_dataset
 from blame.who_and_when import load_who_and_when
 
 REPO = Path(__file__).resolve().parents[2]
@@ -155,7 +155,7 @@ def test_blame_data_lists_every_dataset_found_missing_or_malformed(cache: Path, 
     assert "  hand_crafted: 58 trajectories" in out
     assert f"blame: found, data_dir argument: {broken}; revision unknown; differs from the manifest" in out
     assert "  cortex: malformed: DataFormatError: " in err and "  trading: malformed: " in err
-    assert f"aftraj: missing. The aftraj dataset was not found: pass -T data_dir" in err
+    assert "aftraj: missing. The aftraj dataset was not found: pass -T data_dir" in err
 
 
 def _fake_snapshot_download(calls: list[dict]):

@@ -53,7 +53,7 @@ def test_gpu_section_blocks_without_a_gpu_run_literally(tmp_path: Path, monkeypa
     needs_shared()
     (tmp_path / ".venv").symlink_to(Path(sys.executable).parent.parent)
     for model_dir, solver in (("gpu-sweep/model", "poirot"), ("gpu-sweep/model-judge", "all_at_once")):
-        inspect_eval(blame_cortex(solver=solver), model="offline/random", limit=3, display="none",
+        inspect_eval(blame_cortex(solver=solver), model="offline/random", limit=2, display="none",
                      log_dir=str(tmp_path / "logs" / model_dir))
     with ArchiveServer() as server:
         env = {**os.environ, "BLAME_BENCH_CACHE": str(tmp_path / "cache"), "BLAME_BENCH_NO_SIBLING": "1",

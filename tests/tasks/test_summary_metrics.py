@@ -17,7 +17,7 @@ from tasks.who_and_when import who_and_when
 
 
 def run(task, tmp_path: Path):
-    [log] = inspect_eval(task, model="offline/random", limit=3, display="none", log_dir=str(tmp_path))
+    [log] = inspect_eval(task, model="offline/random", limit=2, display="none", log_dir=str(tmp_path))
     assert log.status == "success" and log.results is not None
     return log, {s.name: set(s.metrics) for s in log.results.scores}
 
