@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import sys
+import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
@@ -160,14 +161,15 @@ def fetch_github(source: DatasetSource, progress: bool = True) -> Path:
     repo = source.github.split("/")[1]
     try:
         pooch.get_logger().setLevel("WARNING")  # not the "use this known_hash" hint: archives are not byte-stable
-        pooch.retrieve(
+        archive = pooch.retrieve(
             url,
             known_hash=None,
             fname=f"{repo}-{source.revision}.tar.gz",
             path=staging,
             downloader=pooch.HTTPDownloader(progressbar=progress, timeout=60),
-            processor=pooch.Untar(extract_dir=str(staging / "unpacked")),
         )
+        _check_members(archive)
+        pooch.Untar(extract_dir=str(staging / "unpacked"))(archive, "download", None)
         folder = staging / "unpacked" / f"{repo}-{source.revision}" / source.subfolder
         check = verify(source, folder)
         if not check.ok:
@@ -189,6 +191,15 @@ def fetch_github(source: DatasetSource, progress: bool = True) -> Path:
         ) from error
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _check_members(archive: str) -> None:
+    """Refuse an archive with a member outside its folder or other than a file or a folder
+    (pooch unpacks without tarfile's ``data`` filter on Python < 3.12)."""
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            if member.name.startswith("/") or ".." in Path(member.name).parts or not (member.isfile() or member.isdir()):
+                raise ValueError(f"unsafe archive member {member.name!r}")
 
 
 def fetch_hub(source: DatasetSource, revision: str, progress: bool = True) -> Path:

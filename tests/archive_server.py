@@ -32,8 +32,9 @@ def needs_shared() -> None:
         pytest.skip(message)
 
 
-def archive_bytes(source: DatasetSource, corrupt: str | None = None) -> bytes:
-    """The tar.gz of ``source`` in GitHub's archive layout, built from the shared copy."""
+def archive_bytes(source: DatasetSource, corrupt: str | None = None, extra: str | None = None) -> bytes:
+    """The tar.gz of ``source`` in GitHub's archive layout, built from the shared copy (plus a
+    member named ``extra``, e.g. one that escapes the folder)."""
     folder = SHARED_DATASETS / source.name
     top = f"{source.github.split('/')[1]}-{source.revision}"
     prefix = f"{top}/{source.subfolder}/" if source.subfolder else f"{top}/"
@@ -45,6 +46,10 @@ def archive_bytes(source: DatasetSource, corrupt: str | None = None) -> bytes:
             info = tarfile.TarInfo(prefix + relative)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
+        if extra:
+            info = tarfile.TarInfo(extra)
+            info.size = 1
+            tar.addfile(info, io.BytesIO(b"x"))
     return buffer.getvalue()
 
 

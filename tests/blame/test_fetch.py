@@ -127,6 +127,17 @@ def test_an_interrupted_download_leaves_no_half_dataset(cache: Path, server: Arc
     assert resolve_dataset(WHO_AND_WHEN).verification.startswith("verified")
 
 
+def test_an_archive_member_outside_its_folder_is_refused(cache: Path, server: ArchiveServer):
+    """A member path with '..' is refused before anything is unpacked; nothing escapes or stays."""
+    server.archives[WW_ARCHIVE] = archive_bytes(WHO_AND_WHEN, extra="../../escaped.txt")
+    try:
+        with pytest.raises(DatasetNotFoundError, match=r"unsafe archive member '\.\./\.\./escaped\.txt'"):
+            resolve_dataset(WHO_AND_WHEN)
+    finally:
+        server.archives[WW_ARCHIVE] = archive_bytes(WHO_AND_WHEN)
+    assert list(cache.iterdir()) == [] and not (cache.parent / "escaped.txt").exists()
+
+
 def test_offline_switch_and_unreachable_mirror(cache: Path, server: ArchiveServer, monkeypatch: pytest.MonkeyPatch):
     """BLAME_BENCH_OFFLINE=1 never downloads; an unreachable mirror fails with the remedy."""
     before = len(server.requests)
