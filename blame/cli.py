@@ -63,6 +63,9 @@ def _fetch(args: argparse.Namespace) -> int:
     if unknown:
         print(f"blame data fetch: unknown dataset {', '.join(unknown)}; valid: {', '.join(SOURCES)}", file=sys.stderr)
         return 2
+    if args.revision and not any(SOURCES[name].hub_repo for name in names):
+        print("blame data fetch: --revision applies to aftraj only (the GitHub datasets are pinned)", file=sys.stderr)
+        return 2
     status = 0
     for name in names:
         source, cached = SOURCES[name], cache_root() / name
