@@ -19,7 +19,7 @@ from analysis.frames import SAMPLE_COLUMNS, VOTE_COLUMNS, LogSet, read_logs, vot
 from analysis.radial import dimension_angle, radial_position
 from analysis.regressions import regressions
 from analysis.report import ReportError, run_report
-from analysis.significance import gain_test, mcnemar_exact, two_proportion_p
+from analysis.significance import gain_test, mcnemar_exact, sign_flip_exact
 from analysis.tables import quartile_accuracy, quartile_gains, table1, who_and_when_table
 
 __all__ = [
@@ -41,7 +41,7 @@ __all__ = [
     "regressions",
     "run_report",
     "table1",
-    "two_proportion_p",
+    "sign_flip_exact",
     "votes_frame",
     "who_and_when_table",
 ]
