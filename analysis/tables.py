@@ -273,12 +273,13 @@ def who_and_when_table(samples: pd.DataFrame) -> pd.DataFrame:
                    key=lambda c: int(c.rsplit("_", 1)[1]))
     keys += ["attribution_valid"]
     keys = [k for k in keys if k in ww]
-    columns = ["benchmark", "model", "protocol", "n"] + [k.removeprefix("attribution_") for k in keys]
+    columns = ["benchmark", "model", "protocol", "cases", "n"] + [k.removeprefix("attribution_") for k in keys]
     if ww.empty or not keys:
         return pd.DataFrame(columns=columns)
     grouped = ww.groupby(["benchmark", "model", "protocol"], sort=True)
     out = grouped[keys].mean().reset_index()
-    out.insert(3, "n", grouped.size().to_numpy())
+    out.insert(3, "cases", grouped["case"].nunique().to_numpy())
+    out.insert(4, "n", grouped.size().to_numpy())
     out.columns = columns
     return out
 
@@ -287,16 +288,17 @@ def who_and_when_markdown(table: pd.DataFrame) -> str:
     parts = [
         "# Who&When accuracy per model and method\n",
         "Exact agent, step and joint (agent and step) accuracy, step within +-k, and the share of "
-        "valid answers, % of trials (sample-epochs); steps are 0-based. Who&When's original "
+        "valid answers, % of trials (sample-epochs; n), over the cases shown; steps are 0-based. Who&When's original "
         "substring rule (`ww_*`) is in the sample frame, not here: it is not an accuracy.\n",
     ]
     if table.empty:
         parts.append("No Who&When trials in these logs.\n")
         return "\n".join(parts)
     shown = table.copy()
-    for column in shown.columns[4:]:
+    for column in shown.columns[5:]:
         shown[column] = shown[column].map(pct)
     shown["n"] = shown["n"].astype(int).astype(str)
+    shown["cases"] = shown["cases"].astype(int).astype(str)
     parts.append(markdown_table(shown, align=["l", "l", "l"] + ["r"] * (len(shown.columns) - 3)))
     return "\n".join(parts)
 
@@ -309,7 +311,7 @@ def regressions_markdown(table: pd.DataFrame, se: str) -> str:
         "M2: M1 + n_agents + protocol x n_agents; M3: M2 on quartiles 3-4 only; pooled fits add a "
         "benchmark fixed effect. The outcome of each fit is stated in its header. Odds ratios with 95% "
         "CIs and two-sided p-values. "
-        + ("Standard errors clustered by case (CR1) with t(G-1) reference; under 30 cases the header "
+        + ("Standard errors clustered by case (CR3, the cluster jackknife) with t(G-1) reference; under 30 cases the header "
            "says few clusters, under 10 no CI or p is printed (too few cases)."
            if se == "cluster" else "Model-based standard errors (trials treated as independent).")
         + " A fit whose data separate, or whose ML fit does not converge, is Firth's penalised "

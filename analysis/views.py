@@ -8,15 +8,16 @@ never rewritten, here.
 
 - **Step tolerance** (:func:`step_tolerance`; RAFFLES, Who&When): per Who&When subset,
   configuration and protocol, for k = 0..5 the accuracy ``[pred_step is set and |pred_step -
-  gold_step| <= k]`` (an invalid or missing step is wrong), as the mean over cases of per-case
+  gold_step| <= k]`` (a missing step, or a prediction the attribution scorer found unusable, is
+  wrong), as the mean over cases of per-case
   means; k = 0 is exact step accuracy. One curve per protocol.
 - **Log length** (:func:`log_length`; RAFFLES' long-log figure): the same trials in buckets of the
   log's number of steps (:data:`LENGTH_BUCKETS`), with agent and exact step accuracy and the
   case count per bucket.
 - **Per dimension** (:func:`per_dimension_table`): per benchmark, configuration and protocol, each
-  component's precision, recall and F1 and the micro and macro values, from the pooled
-  ``tp__/fp__/fn__`` counts of every sample-epoch (equal to the scorer's ``per_dimension`` metric
-  under the mean epoch reducer).
+  component's precision, recall and F1 (in the hazard vector's order) and the micro and macro
+  values, from the pooled ``tp__/fp__/fn__`` counts of every sample-epoch (equal to the scorer's
+  ``per_dimension`` metric under the mean epoch reducer).
 - **Auditing** (:func:`auditing_table`; AgentForesight): per benchmark, configuration and
   protocol of every log scored by ``scorers.auditing`` (the online auditor, and any method on
   safe-control tasks): Exact-F1, step precision and recall, ASS, FAR, Step-Acc and Agent-Acc with
@@ -59,7 +60,8 @@ def _who_and_when(samples: pd.DataFrame) -> pd.DataFrame:
     else:
         ww = ww.iloc[0:0]
     hit = (ww["pred_step"] - ww["gold_step"]).abs()
-    return ww.assign(_distance=hit.where(ww["pred_step"].notna() & ~ww["invalid"].astype(bool), np.inf))
+    usable = ww["pred_step"].notna() & (ww["attribution_valid"] == 1.0)  # the scorer's usability rule
+    return ww.assign(_distance=hit.where(usable, np.inf))
 
 
 def step_tolerance(samples: pd.DataFrame) -> pd.DataFrame:
@@ -105,7 +107,9 @@ def per_dimension_table(samples: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for key, frame in samples[has].groupby(_KEYS, sort=True):
         values = per_dimension_values(json.loads(c) for c in frame["dimension_counts"])
-        order = list(dict.fromkeys(k.rsplit("_", 1)[0] for k in values if not k.startswith(("micro_", "macro_"))))
+        found = list(dict.fromkeys(k.rsplit("_", 1)[0] for k in values if not k.startswith(("micro_", "macro_"))))
+        components = json.loads(frame["components"].dropna().iloc[0]) if frame["components"].notna().any() else []
+        order = [c for c in components if c in found] + [c for c in found if c not in components]
         for d in [*order, "micro"]:
             rows.append({**dict(zip(_KEYS, key)), "dimension": d, "precision": values[f"{d}_precision"],
                          "recall": values[f"{d}_recall"], "f1": values[f"{d}_f1"],

@@ -148,7 +148,7 @@ def test_who_and_when_table_by_hand() -> None:
     rows.append({**rows[0], "benchmark": "blame/cortex"})
     table = who_and_when_table(pd.DataFrame(rows))
     assert table.to_dict("records") == [{
-        "benchmark": "who_and_when/hand_crafted", "model": "m", "protocol": "all_at_once", "n": 4,
+        "benchmark": "who_and_when/hand_crafted", "model": "m", "protocol": "all_at_once", "cases": 4, "n": 4,
         "agent": 0.75, "step": 0.5, "joint": 0.5, "step_within_1": 0.5, "valid": 0.75,
     }]
-    assert "| who_and_when/hand_crafted | m | all_at_once | 4 | 75.0 | 50.0 | 50.0 | 50.0 | 75.0 |" in who_and_when_markdown(table)
+    assert "| who_and_when/hand_crafted | m | all_at_once | 4 | 4 | 75.0 | 50.0 | 50.0 | 50.0 | 75.0 |" in who_and_when_markdown(table)
