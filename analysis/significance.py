@@ -43,6 +43,7 @@ __all__ = [
     "gain_test",
     "mcnemar_exact",
     "sign_flip_exact",
+    "sign_flip_exact_batch",
 ]
 
 SEED = 20260613
@@ -80,21 +81,30 @@ def mcnemar_exact(b: int, c: int) -> float:
 
 def sign_flip_exact(units: np.ndarray) -> float:
     """Exact two-sided sign-flip p-value of integer per-case differences (module docstring)."""
-    magnitudes = np.abs(np.asarray(units, dtype=np.int64))
-    magnitudes = magnitudes[magnitudes > 0]
-    observed = abs(int(np.asarray(units, dtype=np.int64).sum()))
-    total = int(magnitudes.sum())
+    return float(sign_flip_exact_batch(np.asarray(units, dtype=np.int64)[None, :])[0])
+
+
+def sign_flip_exact_batch(units: np.ndarray) -> np.ndarray:
+    """:func:`sign_flip_exact` of each row of an integer (data sets x cases) array, vectorised:
+    the null distribution of ``S = sum_c s_c |d_c|`` is built by one convolution step per case,
+    ``P_c(x) = (P_{c-1}(x - |d_c|) + P_{c-1}(x + |d_c|)) / 2``, on the grid -T..T, T = max row sum."""
+    units = np.asarray(units, dtype=np.int64)
+    magnitudes = np.abs(units)
+    observed = np.abs(units.sum(axis=1))
+    total = int(magnitudes.sum(axis=1).max()) if units.size else 0
     if total == 0:
-        return 1.0
-    dist = np.zeros(2 * total + 1)
-    dist[total] = 1.0
-    for a in magnitudes:
-        shifted = np.zeros_like(dist)
-        shifted[a:] += 0.5 * dist[:-a]
-        shifted[:-a] += 0.5 * dist[a:]
-        dist = shifted
-    support = np.abs(np.arange(-total, total + 1))
-    return float(min(1.0, dist[support >= observed].sum()))
+        return np.ones(len(units))
+    grid = np.arange(-total, total + 1)
+    dist = np.zeros((len(units), len(grid)))
+    dist[:, total] = 1.0
+    padded = np.zeros((len(units), len(grid) + 2 * total))
+    for a in magnitudes.T:
+        padded[:, total:total + len(grid)] = dist
+        rows = np.arange(len(units))[:, None]
+        columns = np.arange(len(grid))[None, :] + total
+        dist = 0.5 * (padded[rows, columns - a[:, None]] + padded[rows, columns + a[:, None]])
+    p = (dist * (np.abs(grid)[None, :] >= observed[:, None])).sum(axis=1)
+    return np.minimum(1.0, p)
 
 
 def case_means(trials: pd.DataFrame) -> pd.DataFrame:

@@ -88,14 +88,29 @@ def test_logs_without_poirot(baseline_only_log_dir: Path, tmp_path: Path) -> Non
 
 
 def test_cli_report_in_process(log_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["report", str(log_dir), "--out", str(tmp_path / "r"), "--no-figures", "--se", "model"]) == 0
+    """--metric chooses a benchmark's outcome: Who&When's joint accuracy instead of agent accuracy."""
+    assert main(["report", str(log_dir), "--out", str(tmp_path / "r"), "--no-figures", "--se", "model",
+                 "--metric", "who_and_when=attribution.joint"]) == 0
     captured = capsys.readouterr()
     assert "5 log(s) used, 1 skipped" in captured.out
     assert "[1/6]" in captured.err and "warning: skipping" in captured.err
     assert not (tmp_path / "r/figures").exists()
     assert "model-based" in (tmp_path / "r/tables/regressions.md").read_text()
     manifest = json.loads((tmp_path / "r/manifest.json").read_text())
-    assert manifest["command"] == f"blame report {log_dir} --out {tmp_path / 'r'} --no-figures --se model"
+    assert manifest["command"] == (f"blame report {log_dir} --out {tmp_path / 'r'} --no-figures --se model "
+                                   "--metric who_and_when=attribution.joint")
+    assert manifest["outcomes"]["who_and_when/hand_crafted"] == "attribution.joint"
+    samples = (tmp_path / "r/frames/samples.csv").read_text()
+    assert "attribution.joint" in samples and "attribution.agent" not in samples
+
+
+def test_cli_report_rejects_an_unknown_metric(log_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(log_dir), "--out", str(tmp_path / "r"), "--quiet", "--metric", "blame/cortex=vector.nope"]) == 1
+    err = capsys.readouterr().err
+    assert "blame report: --metric blame/cortex=vector.nope: blame/cortex has no per-sample value" in err
+    assert "vector.exact" in err and not (tmp_path / "r").exists()
+    assert main(["report", str(log_dir), "--out", str(tmp_path / "r"), "--metric", "cortex"]) == 1
+    assert "expected BENCHMARK=SCORER.KEY" in capsys.readouterr().err
 
 
 def test_rerun_into_an_earlier_report_replaces_it(log_dir: Path, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.significance import bootstrap_ci, gain_test, mcnemar_exact, sign_flip_exact
+from analysis.significance import bootstrap_ci, gain_test, mcnemar_exact, sign_flip_exact, sign_flip_exact_batch
 
 
 def test_mcnemar_exact_by_hand() -> None:
@@ -28,6 +28,8 @@ def test_sign_flip_by_hand() -> None:
     assert sign_flip_exact(np.array([1, 1, 1])) == pytest.approx(0.25)
     assert sign_flip_exact(np.array([1, 1, -1])) == pytest.approx(1.0)
     assert sign_flip_exact(np.array([0, 0])) == 1.0
+    batch = sign_flip_exact_batch(np.array([[2, 1, 1, 0], [2, -1, -1, 0], [1, 1, 1, 0], [0, 0, 0, 0]]))
+    assert batch.tolist() == pytest.approx([0.25, 1.0, 0.25, 1.0])
 
 
 def _trials(outcomes: dict[str, list[float]]) -> pd.DataFrame:
