@@ -3,8 +3,9 @@
 Every accuracy, test, regression and figure of the report is computed on one per-sample 0/1 score
 key per benchmark, its *outcome*, written ``<scorer>.<key>`` (e.g. ``attribution.agent``). The
 default is what the papers compare (:data:`DEFAULT_OUTCOMES`): **agent accuracy on Who&When**
-(the POIROT and RAFFLES papers' Who&When numbers are agent-level; step and joint accuracy stay in
-the Who&When table), and the task's headline key elsewhere (**exact vector match** on BLAME).
+(the POIROT paper names agents there and its regressions are on agent accuracy; step and joint
+accuracy stay in the Who&When table), and the task's headline key elsewhere (**exact vector
+match** on BLAME).
 ``--metric BENCHMARK=SCORER.KEY`` overrides it for a benchmark or a family of them
 (``who_and_when`` matches ``who_and_when/hand_crafted`` and ``who_and_when/algorithm_generated``;
 the longest matching prefix wins).
