@@ -55,10 +55,10 @@ def _case_mean(frame: pd.DataFrame, column: str) -> float:
 
 def _who_and_when(samples: pd.DataFrame) -> pd.DataFrame:
     ww = samples[samples["benchmark"].astype(str).str.startswith("who_and_when") & samples["gold_step"].notna()]
-    if "attribution_agent" in ww:
+    if "attribution_agent" in ww and "attribution_valid" in ww:
         ww = ww[ww["attribution_agent"].notna()]  # scored by the attribution scorer (no safe controls)
     else:
-        ww = ww.iloc[0:0]
+        ww = ww.iloc[0:0].assign(attribution_agent=np.nan, attribution_valid=np.nan)
     hit = (ww["pred_step"] - ww["gold_step"]).abs()
     usable = ww["pred_step"].notna() & (ww["attribution_valid"] == 1.0)  # the scorer's usability rule
     return ww.assign(_distance=hit.where(usable, np.inf))
