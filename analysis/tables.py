@@ -18,7 +18,8 @@ scorers' rule); an errored sample (no score) is not a trial.
   ``label_informed`` (POIROT's ``top_k_from_label``) is flagged: it is not comparable with
   label-free methods.
 - **Accuracy by complexity quartile** (:func:`quartile_accuracy`, :func:`quartile_gains`): per
-  benchmark, model, protocol and quartile; the relative gain is ``(P - B) / B`` (NaN if B = 0).
+  benchmark, model, protocol and quartile, the mean of case means with cases and trials; the
+  relative gain is ``(P - B) / B`` (NaN if B = 0).
 - **Who&When** (:func:`who_and_when_table`): per subset (benchmark ``who_and_when/*``), model and
   protocol: agent, step and joint accuracy, step within +-k, and the share of valid answers.
 """
@@ -173,18 +174,22 @@ def table1_markdown(table: pd.DataFrame, unavailable: dict[str, str], treatment_
 
 
 def quartile_accuracy(samples: pd.DataFrame) -> pd.DataFrame:
-    """Accuracy and trial count per benchmark, model, protocol and complexity quartile."""
+    """Accuracy (mean of case means), case and trial counts per benchmark, model, protocol and quartile."""
     scored = _scored(samples).dropna(subset=["quartile"])
-    columns = ["benchmark", "model", "protocol", "quartile", "accuracy", "n"]
+    columns = ["benchmark", "model", "protocol", "quartile", "accuracy", "cases", "n"]
     if scored.empty:
         return pd.DataFrame(columns=columns)
-    out = (
+    keys = ["benchmark", "model", "protocol", "quartile"]
+    per_case = (
         scored.assign(quartile=scored["quartile"].astype(int))
-        .groupby(["benchmark", "model", "protocol", "quartile"], sort=True)["correct"]
-        .agg(accuracy="mean", n="size")
-        .reset_index()
+        .groupby([*keys, "case"], sort=True)["correct"].agg(["mean", "size"]).reset_index()
     )
-    return out[columns]
+    out = per_case.groupby(keys, sort=True).agg(accuracy=("mean", "mean"), cases=("case", "size"), n=("size", "sum"))
+    return out.reset_index()[columns]
+
+
+def _case_mean(trials: pd.DataFrame) -> float:
+    return float(trials.groupby("case")["correct"].mean().mean()) if len(trials) else float("nan")
 
 
 def quartile_gains(
@@ -205,8 +210,8 @@ def quartile_gains(
                     b = at_q.loc[at_q["protocol"] == baseline, "correct"]
                     if t.empty and b.empty:
                         continue
-                    p_acc = float(t.mean()) if len(t) else float("nan")
-                    b_acc = float(b.mean()) if len(b) else float("nan")
+                    p_acc = _case_mean(at_q[at_q["protocol"] == treatment])
+                    b_acc = _case_mean(at_q[at_q["protocol"] == baseline])
                     rows.append({
                         "benchmark": benchmark, "model": model, "treatment": treatment, "baseline": baseline,
                         "quartile": q, "acc_treatment": p_acc, "acc_baseline": b_acc,
@@ -222,7 +227,7 @@ def quartiles_markdown(accuracy: pd.DataFrame, gains: pd.DataFrame, complexity: 
         "# Accuracy by complexity quartile\n",
         "Complexity of a case = mean over models of the mean reasoning tokens per participating "
         "agent (n_agents for POIROT, 1 for a single judge); quartiles within each benchmark, Q1 "
-        "the least complex. Cells: accuracy % (trials). Relative gain = (P - B) / B.\n",
+        "the least complex. Cells: accuracy % (mean of case means) (cases/trials). Relative gain = (P - B) / B.\n",
     ]
     for note in notes:
         parts.append(f"- {note}")
@@ -247,7 +252,7 @@ def quartiles_markdown(accuracy: pd.DataFrame, gains: pd.DataFrame, complexity: 
             row = {"model": model, "protocol": protocol}
             for q in (1, 2, 3, 4):
                 r = by_q.get(q)
-                row[f"Q{q}"] = DASH if r is None else f"{pct(r['accuracy'])} ({int(r['n'])})"
+                row[f"Q{q}"] = DASH if r is None else f"{pct(r['accuracy'])} ({int(r['cases'])}/{int(r['n'])})"
             rows.append(row)
         gain = gains[gains["benchmark"] == benchmark]
         for (model, treatment, baseline), g in gain.groupby(["model", "treatment", "baseline"], sort=True):

@@ -135,7 +135,7 @@ def test_quartile_accuracy_and_relative_gain_by_hand(frame: pd.DataFrame) -> Non
                                "quartile": [1, 2, 3, 4], "reasoning_source": "reported"})
     text = quartiles_markdown(acc, quartile_gains(frame), complexity, [])
     assert "| m | relative gain poirot vs all_at_once | +100.0% (+50.0 pts) | +0.0% (+0.0 pts) | – (+100.0 pts) | – (+0.0 pts) |" in text
-    assert "| m | all_at_once | 50.0 (2) | 100.0 (1) | 0.0 (1) | 0.0 (1) |" in text
+    assert "| m | all_at_once | 50.0 (1/2) | 100.0 (1/1) | 0.0 (1/1) | 0.0 (1/1) |" in text
 
 
 def test_who_and_when_table_by_hand() -> None:
