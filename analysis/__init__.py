@@ -3,15 +3,20 @@
 One module per concept:
 
 - :mod:`analysis.frames`: logs -> the per-sample frame and the per-persona votes frame
+- :mod:`analysis.configs`: configuration identity (model, settings, task arguments) as a hash
+- :mod:`analysis.outcomes`: the outcome each benchmark is compared on (``--metric``)
 - :mod:`analysis.complexity`: per-case reasoning complexity and quartiles
-- :mod:`analysis.significance`: tests of an accuracy gain (exact McNemar, two-proportion z)
-- :mod:`analysis.regressions`: logistic regressions with odds ratios (clustered SEs)
+- :mod:`analysis.significance`: case-level tests and intervals of a gain (exact sign-flip,
+  case permutation, case bootstrap)
+- :mod:`analysis.power`: the smallest gain the case-level test detects (``blame power``)
+- :mod:`analysis.regressions`: logistic regressions with odds ratios (CR3 by case, t(G-1), Firth)
 - :mod:`analysis.tables`: Table 1, accuracy by quartile, Who&When accuracy (Markdown + CSV)
+- :mod:`analysis.views`: RAFFLES' and AgentForesight's views, per-dimension P/R/F1
 - :mod:`analysis.radial`: the radial embedding of binary attribution vectors
 - :mod:`analysis.figures`: the figures (PNG + PDF)
 - :mod:`analysis.report`: the whole report with a manifest
 
-Importing this package does not import matplotlib or statsmodels; they load when used.
+Importing this package does not import matplotlib, statsmodels or firthmodels; they load when used.
 """
 
 from analysis.complexity import MULTI_AGENT_METHODS, add_complexity, complexity_frame, participants
@@ -19,7 +24,7 @@ from analysis.frames import SAMPLE_COLUMNS, VOTE_COLUMNS, LogSet, read_logs, vot
 from analysis.radial import dimension_angle, radial_position
 from analysis.regressions import regressions
 from analysis.report import ReportError, run_report
-from analysis.significance import gain_test, mcnemar_exact, two_proportion_p
+from analysis.significance import gain_test, mcnemar_exact, sign_flip_exact
 from analysis.tables import quartile_accuracy, quartile_gains, table1, who_and_when_table
 
 __all__ = [
@@ -41,7 +46,7 @@ __all__ = [
     "regressions",
     "run_report",
     "table1",
-    "two_proportion_p",
+    "sign_flip_exact",
     "votes_frame",
     "who_and_when_table",
 ]

@@ -4,14 +4,22 @@ Each ``fig_*`` function takes the frames and an output folder and returns the st
 wrote, or raises :class:`Unavailable` with the reason (no POIROT trials, no quartiles, no votes),
 which the report prints instead of the figure.
 
-- ``accuracy_by_model``: per benchmark, accuracy (headline metric) of every protocol per model,
-  treatment and baseline first; error bars: the 95% Wilson interval over trials.
+- ``accuracy_by_model``: per benchmark, accuracy on its outcome (``analysis.outcomes``) of every
+  protocol per configuration (model and config hash), treatment and baseline first, as the mean
+  of case means; error bars: the 95% seeded case-bootstrap interval of that mean (cases, not
+  trials, are the unit).
 - ``gain_by_quartile``: per benchmark, the gain P - B in points per complexity quartile, one line
   per model (and protocol pair).
-- ``accuracy_quartile_agents``: per protocol, accuracy in each (number of agents, quartile) cell
-  over all benchmarks, with the trial count in the cell.
+- ``accuracy_quartile_agents``: per benchmark and protocol, accuracy in each (number of agents,
+  quartile) cell, with the trial count in the cell.
 - ``vote_accuracy``: per benchmark, model and voting protocol, each persona's vote accuracy before
-  aggregation (``frames`` votes ``correct``) beside the aggregate's accuracy on the same trials.
+  aggregation beside the aggregate's accuracy on the same trials, both on the benchmark's outcome
+  (``analysis.outcomes.align_votes``); at most the :data:`MAX_VOTERS` most frequent voters per
+  benchmark.
+- ``step_tolerance``: RAFFLES' curve, Who&When step accuracy within k steps, one line per protocol
+  and configuration (``analysis.views.step_tolerance``).
+- ``far_vs_step_acc``: AgentForesight's trade-off, FAR against Step-Acc per protocol and
+  configuration with 95% case-bootstrap CIs (``analysis.views.auditing_table``).
 - ``radial_<benchmark>``: the radial embedding (``analysis.radial``) of ground truths, consensus
   predictions (one marker per protocol) and individual votes, one panel per model, for each
   benchmark whose cases share one component order. Identical points are drawn once, with area
@@ -84,21 +92,21 @@ def _grid(n: int, max_cols: int = 3) -> tuple[int, int]:
     return math.ceil(n / cols), cols
 
 
-def wilson_interval(successes: float, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (95% by default); (nan, nan) when n is 0."""
-    if n == 0:
-        return float("nan"), float("nan")
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+MAX_VOTERS = 12
+
+
+def _configuration(frame: pd.DataFrame) -> pd.Series:
+    return frame["model"].astype(str) + " " + frame["config"].astype(str)
 
 
 def fig_accuracy_by_model(samples: pd.DataFrame, folder: Path, treatment: str, baseline: str) -> str:
+    from analysis.significance import bootstrap_ci
+
     plt = _pyplot()
     scored = _scored(samples)
     if scored.empty:
         raise Unavailable("no scored trials")
+    scored = scored.assign(model=_configuration(scored))
     benchmarks = sorted(scored["benchmark"].unique())
     rows, cols = _grid(len(benchmarks))
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
@@ -110,9 +118,10 @@ def fig_accuracy_by_model(samples: pd.DataFrame, folder: Path, treatment: str, b
         for i, protocol in enumerate(protocols):
             acc, low, high = [], [], []
             for model in models:
-                values = frame.loc[(frame["model"] == model) & (frame["protocol"] == protocol), "correct"]
-                p = float(values.mean()) if len(values) else np.nan
-                lo, hi = wilson_interval(float(values.sum()), len(values))
+                part = frame[(frame["model"] == model) & (frame["protocol"] == protocol)]
+                means = part.groupby("case")["correct"].mean().to_numpy()
+                p = float(means.mean()) if len(means) else np.nan
+                lo, hi = bootstrap_ci((means,), np.mean) if len(means) else (np.nan, np.nan)
                 acc.append(100 * p)
                 low.append(100 * (p - lo))
                 high.append(100 * (hi - p))
@@ -121,11 +130,12 @@ def fig_accuracy_by_model(samples: pd.DataFrame, folder: Path, treatment: str, b
         ax.set_xticks(np.arange(len(models)), models, rotation=20, ha="right")
         ax.set_ylim(0, 100)
         ax.set_ylabel("accuracy (%)")
-        ax.set_title(benchmark)
+        outcome = ", ".join(sorted(set(frame["outcome"].dropna().astype(str)))) if "outcome" in frame else ""
+        ax.set_title(f"{benchmark}\n{outcome}", fontsize=8)
         ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(benchmarks):]:
         ax.axis("off")
-    fig.suptitle(f"Accuracy per model: {treatment} vs {baseline}")
+    fig.suptitle(f"Accuracy per configuration (95% case-bootstrap CI): {treatment} vs {baseline}")
     fig.tight_layout()
     return save(fig, folder, "accuracy_by_model")
 
@@ -161,14 +171,15 @@ def fig_accuracy_quartile_agents(samples: pd.DataFrame, folder: Path, treatment:
     scored = _scored(samples).dropna(subset=["quartile", "n_agents"])
     if scored.empty:
         raise Unavailable("no trials with a complexity quartile")
-    protocols = _protocol_order(scored, treatment, baseline)
+    panels = [(b, p) for b in sorted(scored["benchmark"].unique())
+              for p in _protocol_order(scored[scored["benchmark"] == b], treatment, baseline)]
     agents = sorted(int(a) for a in scored["n_agents"].unique())
-    rows, cols = _grid(len(protocols))
+    rows, cols = _grid(len(panels))
     fig, axes = plt.subplots(rows, cols, figsize=(3.8 * cols + 1, (0.5 * len(agents) + 2.2) * rows),
                              squeeze=False, layout="constrained")
     image = None
-    for ax, protocol in zip(axes.flat, protocols):
-        frame = scored[scored["protocol"] == protocol]
+    for ax, (benchmark, protocol) in zip(axes.flat, panels):
+        frame = scored[(scored["benchmark"] == benchmark) & (scored["protocol"] == protocol)]
         grid = np.full((len(agents), 4), np.nan)
         for (a, q), g in frame.groupby([frame["n_agents"].astype(int), frame["quartile"].astype(int)]):
             value = grid[agents.index(a), q - 1] = 100 * g["correct"].mean()
@@ -179,26 +190,29 @@ def fig_accuracy_quartile_agents(samples: pd.DataFrame, folder: Path, treatment:
         ax.set_yticks(range(len(agents)), [str(a) for a in agents])
         ax.set_xlabel("complexity quartile")
         ax.set_ylabel("agents")
-        ax.set_title(protocol)
-    for ax in list(axes.flat)[len(protocols):]:
+        ax.set_title(f"{benchmark}\n{protocol}", fontsize=8)
+    for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     if image is not None:
         fig.colorbar(image, ax=list(axes.flat), label="accuracy (%)", shrink=0.8)
     return save(fig, folder, "accuracy_quartile_agents")
 
 
-def fig_vote_accuracy(votes: pd.DataFrame, folder: Path) -> str:
+def fig_vote_accuracy(votes: pd.DataFrame, folder: Path, outcomes: dict[str, str] | None = None) -> str:
     plt = _pyplot()
     known = votes.dropna(subset=["correct"]) if not votes.empty else votes
     if known.empty:
-        raise Unavailable("no persona votes with a known label in these logs (POIROT records them)")
+        raise Unavailable("no persona votes with a vote-level value of the outcome in these logs (POIROT records votes)")
+    top = {b: set(g["voter"].value_counts().sort_index().sort_values(ascending=False, kind="mergesort").index[:MAX_VOTERS])
+           for b, g in known.groupby("benchmark")}
+    known = known[[v in top[b] for b, v in zip(known["benchmark"], known["voter"])]]
     panels = sorted(known.groupby(["benchmark", "model", "protocol"]).groups)
     rows, cols = _grid(len(panels))
     fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.2 * rows), squeeze=False)
     for ax, (benchmark, model, protocol) in zip(axes.flat, panels):
         frame = known[(known["benchmark"] == benchmark) & (known["model"] == model) & (known["protocol"] == protocol)]
         by_voter = frame.groupby("voter", sort=True)["correct"].mean()
-        trials = frame.drop_duplicates(["case", "epoch"])
+        trials = frame.drop_duplicates(["config", "case", "epoch"])
         aggregate = trials["aggregate_correct"].mean()
         labels = list(by_voter.index) + ["aggregate"]
         values = list(100 * by_voter.to_numpy()) + [100 * aggregate]
@@ -207,7 +221,8 @@ def fig_vote_accuracy(votes: pd.DataFrame, folder: Path) -> str:
         ax.set_xticks(range(len(labels)), labels, rotation=35, ha="right", fontsize=7)
         ax.set_ylim(0, 100)
         ax.set_ylabel("accuracy (%)")
-        ax.set_title(f"{benchmark}\n{model} · {protocol}", fontsize=8)
+        outcome = (outcomes or {}).get(benchmark, "")
+        ax.set_title(f"{benchmark} ({outcome})\n{model} · {protocol}", fontsize=8)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     fig.suptitle("Persona votes before aggregation vs the aggregate")
@@ -295,6 +310,50 @@ def fig_radial(samples: pd.DataFrame, votes: pd.DataFrame, folder: Path, treatme
     return written
 
 
+def fig_step_tolerance(tolerance: pd.DataFrame, folder: Path) -> str:
+    plt = _pyplot()
+    if tolerance.empty:
+        raise Unavailable("no Who&When trials scored by the attribution scorer")
+    benchmarks = sorted(tolerance["benchmark"].unique())
+    rows, cols = _grid(len(benchmarks))
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
+    for ax, benchmark in zip(axes.flat, benchmarks):
+        frame = tolerance[tolerance["benchmark"] == benchmark]
+        for (model, config, protocol), g in frame.groupby(["model", "config", "protocol"], sort=True):
+            ax.plot(g["k"], 100 * g["accuracy"], marker="o", label=f"{protocol} ({model} {config})")
+        ax.set_xlabel("tolerance k (steps)")
+        ax.set_ylabel("step accuracy within k (%)")
+        ax.set_ylim(0, 100)
+        ax.set_title(benchmark, fontsize=8)
+        ax.legend(fontsize=6)
+    for ax in list(axes.flat)[len(benchmarks):]:
+        ax.axis("off")
+    fig.tight_layout()
+    return save(fig, folder, "step_tolerance")
+
+
+def fig_far_vs_step_acc(auditing: pd.DataFrame, folder: Path) -> str:
+    plt = _pyplot()
+    usable = auditing.dropna(subset=["far", "step_acc"]) if not auditing.empty else auditing
+    if usable.empty:
+        raise Unavailable("no auditing logs with both safe and unsafe trajectories")
+    fig, ax = plt.subplots(figsize=(5.2, 4.0))
+    for i, (_, r) in enumerate(usable.iterrows()):
+        x, y = 100 * r["step_acc"], 100 * r["far"]
+        ax.errorbar([x], [y], xerr=[[x - 100 * r["step_acc_low"]], [100 * r["step_acc_high"] - x]],
+                    yerr=[[y - 100 * r["far_low"]], [100 * r["far_high"] - y]], fmt=_MARKERS[i % len(_MARKERS)],
+                    capsize=2, label=f"{r['protocol']} ({r['model']} {r['config']}, {r['benchmark']})")
+    ax.set_xlabel("Step-Acc (%)")
+    ax.set_ylabel("FAR (%)")
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=6)
+    ax.set_title("Online auditing: false alarms vs step accuracy (95% case-bootstrap CIs)", fontsize=8)
+    fig.tight_layout()
+    return save(fig, folder, "far_vs_step_acc")
+
+
 FIGURES: tuple[str, ...] = (
     "accuracy_by_model", "gain_by_quartile", "accuracy_quartile_agents", "vote_accuracy", "radial",
+    "step_tolerance", "far_vs_step_acc",
 )

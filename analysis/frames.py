@@ -17,7 +17,8 @@ The sample frame (:data:`SAMPLE_COLUMNS`, one row per sample and epoch)
 -------------------------------------------------------------------
 - identity: ``benchmark`` (sample metadata ``source``, e.g. ``blame/cortex``,
   ``who_and_when/hand_crafted``; the task name when absent), ``task``, ``case`` (sample id),
-  ``epoch``, ``model`` (the eval's model), ``model_roles`` (JSON, ``{}`` when none), ``eval_id``,
+  ``epoch``, ``model`` (the eval's model), ``config`` (``analysis.configs``: a short hash of what
+  produced the trial besides the protocol) and ``config_contents`` (its JSON), ``model_roles`` (JSON, ``{}`` when none), ``eval_id``,
   ``log`` (path relative to the log directory).
 - protocol: ``method`` (``Attribution.method``; the solver name when the sample has no
   Attribution), ``solver`` (the plan's solver names, joined by ``+``), ``solver_args`` (the plan's
@@ -31,8 +32,8 @@ The sample frame (:data:`SAMPLE_COLUMNS`, one row per sample and epoch)
   per-sample value, e.g. ``auditing (exact_f1)``), and every non-count score key as ``<scorer>_<key>``
   (``vector_exact``, ``vector_hamming``, ``vector_valid``, ``attribution_agent``,
   ``attribution_step``, ``attribution_joint``, ``attribution_step_within_<k>``,
-  ``attribution_ww_*``, ``attribution_valid``). The per-dimension ``tp__/fp__/fn__`` counts stay
-  in the logs (the scorer's ``per_dimension`` metric is their single definition).
+  ``attribution_ww_*``, ``attribution_valid``). The per-dimension ``tp__/fp__/fn__`` counts are
+  kept as one JSON dict, ``dimension_counts`` (``scorers.vector.per_dimension_values`` reads them).
 - ``invalid``: True when the sample has no Attribution or ``Attribution.valid`` is False (the
   scorers count it as wrong); ``attribution_errors``: ``Attribution.errors`` (JSON list);
   ``sample_error``: Inspect's error message for an errored sample.
@@ -52,7 +53,7 @@ The sample frame (:data:`SAMPLE_COLUMNS`, one row per sample and epoch)
 
 The votes frame (:data:`VOTE_COLUMNS`, one row per ``Attribution.votes`` entry)
 ----------------------------------------------------------------------------
-``benchmark, task, case, epoch, model, method, protocol, voter, vote_index, faulty`` (JSON list in
+``benchmark, task, case, epoch, model, config, method, protocol, voter, vote_index, faulty`` (JSON list in
 component order), ``step``, ``weight``, ``valid``, ``correct`` and ``aggregate_correct``.
 ``correct`` is computable when the sample's label is known: on vector-labelled data
 [set(vote.faulty) == gold set]; on step-labelled data [vote.faulty == {gold agent}]. An invalid
@@ -75,6 +76,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.complexity import participants
+from analysis.configs import config_identity, log_config
 
 __all__ = [
     "SAMPLE_COLUMNS",
@@ -91,7 +93,7 @@ COVARIATES: tuple[str, ...] = ("source", "fault_group", "n_errors", "n_agents", 
 """Scalar sample metadata carried into the frame (``tasks._common.trajectory_to_sample``)."""
 
 SAMPLE_COLUMNS: list[str] = [
-    "benchmark", "task", "case", "epoch", "model", "model_roles", "method", "solver", "solver_args",
+    "benchmark", "task", "case", "epoch", "model", "config", "config_contents", "model_roles", "method", "solver", "solver_args",
     "settings", "label_informed", "protocol", "metric", "correct", "invalid", "attribution_errors",
     "sample_error",
     "fault_group", "n_errors", "n_agents", "n_components", "n_steps", "level",
@@ -99,16 +101,16 @@ SAMPLE_COLUMNS: list[str] = [
     "reasoning_tokens_estimated", "reasoning_tokens", "reasoning_source",
     "n_participants", "reasoning_per_agent",
     "components", "gold_faulty", "pred_faulty", "gold_agent", "gold_step", "pred_agent",
-    "pred_step", "n_votes", "n_ties", "eval_id", "log",
+    "pred_step", "n_votes", "n_ties", "dimension_counts", "eval_id", "log",
 ]
 """The sample frame's leading columns, in order; the ``<scorer>_<key>`` score columns follow."""
 
 VOTE_COLUMNS: list[str] = [
-    "benchmark", "task", "case", "epoch", "model", "method", "protocol", "voter", "vote_index",
+    "benchmark", "task", "case", "epoch", "model", "config", "method", "protocol", "voter", "vote_index",
     "faulty", "step", "weight", "valid", "correct", "step_correct", "aggregate_correct",
 ]
 
-SORT_KEYS: list[str] = ["benchmark", "task", "model", "protocol", "case", "epoch"]
+SORT_KEYS: list[str] = ["benchmark", "task", "model", "config", "protocol", "case", "epoch"]
 """Every frame is sorted on these, so the same logs give the same rows in the same order."""
 
 
@@ -237,6 +239,10 @@ def _sample_record(sample: Any) -> dict[str, Any]:
     record.update(usage_fields(attribution))
     record.update(label_fields(metadata, attribution))
     record["votes"] = _json((attribution or {}).get("votes") or [])
+    record["dimension_counts"] = _json({
+        k: v for score in (sample.scores or {}).values() if isinstance(score.value, Mapping)
+        for k, v in score.value.items() if "__" in k
+    })
     return record
 
 
@@ -267,6 +273,7 @@ def _columns() -> list[Any]:
         EvalColumn("log", path=lambda log: str(log.location)),
         EvalColumn("task", path="eval.task", required=True),
         EvalColumn("model", path="eval.model", required=True),
+        EvalColumn("config_contents", path=log_config),
         EvalColumn("model_roles", path=lambda log: _json({
             role: getattr(cfg, "model", str(cfg)) for role, cfg in sorted((log.eval.model_roles or {}).items())
         })),
@@ -464,7 +471,7 @@ def tidy_samples(raw: pd.DataFrame) -> pd.DataFrame:
     if raw.empty:
         return pd.DataFrame(columns=SAMPLE_COLUMNS)
     df = pd.DataFrame(index=raw.index)
-    for column in ("task", "case", "epoch", "model", "model_roles", "solver", "solver_args", "metric", "eval_id", "log"):
+    for column in ("task", "case", "epoch", "model", "config_contents", "model_roles", "solver", "solver_args", "metric", "eval_id", "log"):
         df[column] = raw[column] if column in raw else None
     for column in raw.columns:
         if column.startswith("s_"):
@@ -472,6 +479,8 @@ def tidy_samples(raw: pd.DataFrame) -> pd.DataFrame:
     df["benchmark"] = df["source"].where(df["source"].notna(), df["task"]) if "source" in df else df["task"]
     df["method"] = df["method"].where(df["method"].notna(), df["solver"]).fillna("unknown")
     df["case"] = df["case"].astype(str)
+    df["config_contents"] = df["config_contents"].fillna(_json({}))
+    df["config"] = [config_identity(json.loads(c)) for c in df["config_contents"]]
     df["epoch"] = df["epoch"].astype(int)
     for column in ("n_errors", "n_agents", "n_components", "n_steps", "calls", "input_tokens", "output_tokens",
                    "reasoning_tokens_reported", "reasoning_tokens_estimated", "reasoning_tokens", "gold_step",
@@ -548,7 +557,7 @@ def vote_row(sample: Mapping[str, Any], index: int, vote: Mapping[str, Any]) -> 
     weight = vote.get("weight")
     return {
         "benchmark": sample["benchmark"], "task": sample["task"], "case": sample["case"],
-        "epoch": sample["epoch"], "model": sample["model"], "method": sample["method"],
+        "epoch": sample["epoch"], "model": sample["model"], "config": sample.get("config"), "method": sample["method"],
         "protocol": sample["protocol"], "voter": str(vote.get("voter", "")), "vote_index": index,
         "faulty": _json(faulty), "step": float(step) if step is not None else float("nan"),
         "weight": float(weight) if weight is not None else float("nan"), "valid": valid,

@@ -12,10 +12,18 @@ Output layout (all paths relative to DIR)::
     tables/quartiles.{md,csv} accuracy per complexity quartile; quartile_gains.csv the gains
     tables/who_and_when.{md,csv}
     tables/regressions.{md,csv}
+    tables/power.{md,csv}     the smallest gain Table 1's test detects (analysis.power)
+    tables/views.md           RAFFLES' step-tolerance and log-length views, per-dimension P/R/F1,
+                              AgentForesight's auditing table (analysis.views), each also as CSV:
+                              tolerance.csv, log_length.csv, per_dimension.csv, auditing.csv
     figures/<name>.{png,pdf}
 
-Determinism: the frames are sorted, numbers have fixed formats and nothing written contains a
-time, so the same logs give byte-identical tables, frames and report.md (the manifest also
+Outcome: each benchmark's comparisons use one score key (``analysis.outcomes``; ``--metric``),
+named in every table and in the manifest (``outcomes``). Configurations (``analysis.configs``)
+are listed with their contents in the manifest (``configs``).
+
+Determinism: the frames are sorted, numbers have fixed formats, every resampling uses one fixed
+seed (``analysis.significance.SEED``) and nothing written contains a time, so the same logs give byte-identical tables, frames and report.md (the manifest also
 records the command line; no generation time is written anywhere).
 
 A directory that holds files but no manifest from an earlier ``blame report`` is refused, so a
@@ -32,6 +40,7 @@ import shutil
 import sys
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -41,7 +50,10 @@ from analysis import figures as figs
 from analysis._format import markdown_table, write_csv, write_text
 from analysis.complexity import add_complexity, complexity_frame
 from analysis.frames import read_logs
+from analysis.outcomes import OutcomeError, align_votes, choose_outcomes
+from analysis.power import power_from_samples, power_markdown
 from analysis.regressions import regressions
+from analysis.significance import SEED
 from analysis.tables import (
     quartile_accuracy,
     quartile_gains,
@@ -52,6 +64,7 @@ from analysis.tables import (
     who_and_when_markdown,
     who_and_when_table,
 )
+from analysis.views import auditing_table, log_length, per_dimension_table, step_tolerance, views_markdown
 
 __all__ = ["GENERATOR", "PACKAGES", "ReportError", "ReportResult", "run_report"]
 
@@ -119,6 +132,7 @@ def run_report(
     treatment: str = "poirot",
     baseline: str = "all_at_once",
     se: str = "cluster",
+    metrics: Mapping[str, str] | None = None,
     figures: bool = True,
     command: str | None = None,
     progress: TextIO | None = sys.stderr,
@@ -144,7 +158,11 @@ def run_report(
             + "; ".join(f"{r.path}: {r.reason}" for r in logset.logs)
         )
     notes.extend(logset.warnings)
-    samples = logset.samples
+    try:
+        samples, outcomes = choose_outcomes(logset.samples, metrics or {})
+    except OutcomeError as e:
+        raise ReportError(str(e)) from e
+    votes = align_votes(logset.votes, samples, outcomes)
     notes.extend(_unscored_notes(samples))
     notes.extend(_duplicate_notes(samples))
     complexity_notes: list[str] = []
@@ -163,7 +181,7 @@ def run_report(
         written.append(out_dir / rel)
 
     csv(samples, "frames/samples.csv")
-    csv(logset.votes, "frames/votes.csv")
+    csv(votes, "frames/votes.csv")
     csv(complexity, "frames/complexity.csv")
 
     t1, unavailable = table1(samples, treatment, baseline)
@@ -187,6 +205,19 @@ def run_report(
     reg_md = regressions_markdown(reg, se)
     text(reg_md, "tables/regressions.md")
 
+    power = power_from_samples(samples, baseline)
+    csv(power, "tables/power.csv")
+    power_md = power_markdown(power)
+    text(power_md, "tables/power.md")
+
+    tolerance, length = step_tolerance(samples), log_length(samples)
+    dimensions, auditing = per_dimension_table(samples), auditing_table(samples)
+    for frame, name in ((tolerance, "tolerance"), (length, "log_length"), (dimensions, "per_dimension"),
+                        (auditing, "auditing")):
+        csv(frame, f"tables/{name}.csv")
+    views_md = views_markdown(tolerance, length, dimensions, auditing)
+    text(views_md, "tables/views.md")
+
     figure_lines: list[str] = []
     if figures:
         folder = out_dir / "figures"
@@ -194,8 +225,10 @@ def run_report(
             ("accuracy_by_model", lambda: figs.fig_accuracy_by_model(samples, folder, treatment, baseline)),
             ("gain_by_quartile", lambda: figs.fig_gain_by_quartile(q_gain, folder)),
             ("accuracy_quartile_agents", lambda: figs.fig_accuracy_quartile_agents(samples, folder, treatment, baseline)),
-            ("vote_accuracy", lambda: figs.fig_vote_accuracy(logset.votes, folder)),
-            ("radial", lambda: figs.fig_radial(samples, logset.votes, folder, treatment, baseline)),
+            ("vote_accuracy", lambda: figs.fig_vote_accuracy(votes, folder, outcomes)),
+            ("radial", lambda: figs.fig_radial(samples, votes, folder, treatment, baseline)),
+            ("step_tolerance", lambda: figs.fig_step_tolerance(tolerance, folder)),
+            ("far_vs_step_acc", lambda: figs.fig_far_vs_step_acc(auditing, folder)),
         ]
         for name, draw in attempts:
             try:
@@ -220,7 +253,8 @@ def run_report(
         f"{samples['benchmark'].nunique()} benchmark(s), {samples['model'].nunique()} model(s), "
         f"protocols: {', '.join(sorted(samples['protocol'].unique()))}. Treatment method `{treatment}`, "
         f"baseline method `{baseline}`, standard errors: "
-        + ("clustered by case." if se == "cluster" else "model-based.")
+        + ("clustered by case (CR3, t(G-1))." if se == "cluster" else "model-based.")
+        + " Outcomes: " + (", ".join(f"{b} `{o or '–'}`" for b, o in sorted(outcomes.items())) or "none") + "."
         + " Provenance (hashes, versions, command) is in manifest.json.\n",
     ]
     if notes:
@@ -229,7 +263,7 @@ def run_report(
         *summary,
         "## Logs\n",
         markdown_table(logs_table, align=["l", "l", "l", "l", "r", "l"]),
-        _demote(t1_md), _demote(q_md), _demote(ww_md), _demote(reg_md),
+        _demote(t1_md), _demote(power_md), _demote(q_md), _demote(ww_md), _demote(reg_md), _demote(views_md),
         "## Figures\n",
         "\n".join(figure_lines) + "\n",
     ])
@@ -239,7 +273,14 @@ def run_report(
         "generator": GENERATOR,
         "command": command,
         "log_dir": str(log_dir),
-        "options": {"treatment": treatment, "baseline": baseline, "se": se, "figures": figures},
+        "options": {"treatment": treatment, "baseline": baseline, "se": se, "figures": figures,
+                    "metrics": dict(sorted((metrics or {}).items())), "seed": SEED},
+        "outcomes": dict(sorted(outcomes.items())),
+        "configs": {c: json.loads(j) for c, j in sorted(set(zip(samples["config"], samples["config_contents"])))},
+        "multiplicity": {
+            "table1": "Holm over every Table 1 cell (benchmark, configuration, protocol pair, group) with a p-value",
+            "regressions": "Holm over every non-intercept, non-fixed-effect coefficient with a p-value, all scopes and specs",
+        },
         "packages": _versions(),
         "logs": [asdict(r) for r in logset.logs],
         "notes": notes + complexity_notes,
@@ -261,22 +302,23 @@ def _unscored_notes(samples: pd.DataFrame) -> list[str]:
     for (task, metric), group in corpus.groupby(["task", "metric"], sort=True, dropna=False):
         notes.append(
             f"{task}: headline metric {metric!r} has no per-sample 0/1 value (a corpus-level metric); "
-            f"its {len(group)} sample-epoch(s) are left out of Table 1, the quartile tables and the regressions"
+            f"its {len(group)} sample-epoch(s) are left out of Table 1, the quartile tables and the "
+            "regressions (auditing logs are in the auditing table)"
         )
     return notes
 
 
 def _duplicate_notes(samples: pd.DataFrame) -> list[str]:
     """Trials that appear in more than one log (a task run twice into one directory)."""
-    keys = ["benchmark", "model", "protocol", "case", "epoch"]
+    keys = ["benchmark", "config", "protocol", "case", "epoch"]
     duplicated = samples[samples.duplicated(keys, keep=False)]
     if duplicated.empty:
         return []
     logs = sorted(duplicated["log"].unique())
     return [
-        f"{len(duplicated)} sample-epochs share (benchmark, model, protocol, case, epoch) with another "
-        f"log's: the same configuration ran more than once ({', '.join(logs)}); all are counted, and "
-        "Table 1 then compares them unpaired"
+        f"{len(duplicated)} sample-epochs share (benchmark, configuration, protocol, case, epoch) with "
+        f"another log's: the same configuration ran more than once ({', '.join(logs)}); they are "
+        "replicates of their cases (averaged per case in Table 1)"
     ]
 
 

@@ -5,16 +5,21 @@ score: ``correct`` (the task's headline key, e.g. ``vector.exact``) for Table 1 
 table, the ``attribution_*`` keys for Who&When. An invalid attribution is a trial scored 0 (the
 scorers' rule); an errored sample (no score) is not a trial.
 
-- **Table 1** (:func:`table1`), per benchmark and model: treatment accuracy P (method
-  ``poirot``), baseline accuracy B (method ``all_at_once``) and the gain ``100 (P - B)`` in points
-  on single-fault cases (``fault_group == "k=1"``), multi-fault cases (``"k>1"``) and all cases
-  (``overall``, safe controls included), each with its test (``analysis.significance``: exact
-  McNemar when the trials pair by case and epoch, else the two-proportion z-test) and trial
-  counts. Without treatment or baseline trials the benchmark's comparison is unavailable and a
-  note says so. A treatment whose Attribution is ``label_informed`` (POIROT's
-  ``top_k_from_label``) is flagged: it is not comparable with label-free methods.
+- **Table 1** (:func:`table1`), per benchmark and configuration (``model`` and its ``config``
+  hash, ``analysis.configs``): treatment accuracy P (method ``poirot``), baseline accuracy B
+  (method ``all_at_once``) and the gain ``100 (P - B)`` in points on single-fault cases
+  (``fault_group == "k=1"``), multi-fault cases (``"k>1"``) and all cases (``overall``, safe
+  controls included), each with its case-level test and 95% case-bootstrap CI
+  (``analysis.significance``: exact sign-flip test when both protocols scored the same cases,
+  else the case permutation test), the cases and trials it rests on, and ``p_holm``: Holm's
+  adjustment over the family of every Table 1 cell with a p-value in one report. Accuracies are
+  means over cases of per-case means. Without treatment or baseline trials the benchmark's
+  comparison is unavailable and a note says so. A treatment whose Attribution is
+  ``label_informed`` (POIROT's ``top_k_from_label``) is flagged: it is not comparable with
+  label-free methods.
 - **Accuracy by complexity quartile** (:func:`quartile_accuracy`, :func:`quartile_gains`): per
-  benchmark, model, protocol and quartile; the relative gain is ``(P - B) / B`` (NaN if B = 0).
+  benchmark, model, protocol and quartile, the mean of case means with cases and trials; the
+  relative gain is ``(P - B) / B`` (NaN if B = 0).
 - **Who&When** (:func:`who_and_when_table`): per subset (benchmark ``who_and_when/*``), model and
   protocol: agent, step and joint accuracy, step within +-k, and the share of valid answers.
 """
@@ -24,6 +29,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis._format import DASH, markdown_table, number, pct, points, pvalue
+from analysis.regressions import holm
 from analysis.significance import gain_test
 
 __all__ = [
@@ -43,9 +49,9 @@ __all__ = [
 GROUPS: tuple[str, ...] = ("k=1", "k>1", "overall")
 
 TABLE1_COLUMNS: list[str] = [
-    "benchmark", "model", "treatment", "baseline", "label_informed", "group", "acc_treatment", "acc_baseline",
-    "gain_points", "p_value", "test", "n_treatment", "n_baseline", "discordant_treatment",
-    "discordant_baseline",
+    "benchmark", "outcome", "model", "config", "treatment", "baseline", "label_informed", "group",
+    "acc_treatment", "acc_baseline", "gain_points", "ci_low", "ci_high", "p_value", "p_holm", "test",
+    "n_cases", "n_treatment", "n_baseline",
 ]
 
 
@@ -72,6 +78,12 @@ def _group(frame: pd.DataFrame, group: str) -> pd.DataFrame:
     return frame if group == "overall" else frame[frame["fault_group"] == group]
 
 
+def _outcome_of(frame: pd.DataFrame) -> str:
+    if "outcome" not in frame:
+        return str(frame["metric"].dropna().iloc[0]) if "metric" in frame and frame["metric"].notna().any() else ""
+    return ", ".join(sorted(set(frame["outcome"].dropna().astype(str))))
+
+
 def table1(
     samples: pd.DataFrame, treatment_method: str = "poirot", baseline_method: str = "all_at_once"
 ) -> tuple[pd.DataFrame, dict[str, str]]:
@@ -84,32 +96,40 @@ def table1(
         if reason:
             unavailable[str(benchmark)] = reason
             continue
-        for model, by_model in frame.groupby("model", sort=True):
+        outcome = _outcome_of(frame)
+        for (model, config), by_config in frame.groupby(["model", "config"], sort=True):
             for treatment, baseline in pairs:
-                t_all = by_model[by_model["protocol"] == treatment]
-                b_all = by_model[by_model["protocol"] == baseline]
+                t_all = by_config[by_config["protocol"] == treatment]
+                b_all = by_config[by_config["protocol"] == baseline]
                 if t_all.empty or b_all.empty:
                     continue
                 informed = bool(t_all["label_informed"].any()) if "label_informed" in t_all else False
                 for group in GROUPS:
                     test = gain_test(_group(t_all, group), _group(b_all, group))
-                    rows.append({"benchmark": benchmark, "model": model, "treatment": treatment,
-                                 "baseline": baseline, "label_informed": informed, "group": group,
-                                 **test.as_dict()})
+                    rows.append({"benchmark": benchmark, "outcome": outcome, "model": model, "config": config,
+                                 "treatment": treatment, "baseline": baseline, "label_informed": informed,
+                                 "group": group, "p_holm": float("nan"), **test.as_dict()})
         if not any(r["benchmark"] == benchmark for r in rows):
-            unavailable[str(benchmark)] = "no model ran both the treatment and the baseline"
-    frame = pd.DataFrame(rows, columns=TABLE1_COLUMNS)
-    return frame, unavailable
+            unavailable[str(benchmark)] = "no configuration ran both the treatment and the baseline"
+    table = pd.DataFrame(rows, columns=TABLE1_COLUMNS)
+    family = table["p_value"].notna()
+    table.loc[family, "p_holm"] = holm(table.loc[family, "p_value"])
+    return table, unavailable
 
 
 def table1_markdown(table: pd.DataFrame, unavailable: dict[str, str], treatment_method: str, baseline_method: str) -> str:
-    """One section per benchmark: a row per model (and protocol pair), P/B/gain/p per group."""
+    """One section per benchmark: a row per configuration (and protocol pair), P/B/gain/p per group."""
+    family = int(table["p_value"].notna().sum())
     parts = [
         "# Table 1: treatment vs baseline accuracy per benchmark\n",
-        f"P = accuracy of `{treatment_method}`, B = accuracy of `{baseline_method}` (headline metric, "
-        "% of trials), gain = P - B in points; p = exact McNemar test on the discordant pairs when the "
-        "trials pair by case and epoch, else the two-proportion z-test (test column); trials = P/B "
-        "trial counts (sample-epochs).\n",
+        f"P = accuracy of `{treatment_method}`, B = accuracy of `{baseline_method}` on the benchmark's "
+        "outcome (% of cases: the mean over cases of each case's mean over its trials), gain = P - B in "
+        "points with its 95% case-bootstrap CI. p: exact sign-flip test on the per-case differences when "
+        "both protocols scored the same cases (equal to exact McNemar with one epoch), else the case "
+        "permutation test; epochs and seeds are replicates of a case, not evidence. In brackets: Holm-"
+        f"adjusted p over the family of all {family} Table 1 p-values of this report. cases = cases "
+        "compared; trials = P/B sample-epochs. A configuration is a model with its settings (hash, "
+        "contents in manifest.json).\n",
     ]
     benchmarks = sorted(set(table["benchmark"]) | set(unavailable))
     if not benchmarks:
@@ -120,6 +140,7 @@ def table1_markdown(table: pd.DataFrame, unavailable: dict[str, str], treatment_
             parts.append(f"Comparison unavailable: {unavailable[benchmark]}.\n")
             continue
         part = table[table["benchmark"] == benchmark]
+        parts.append(f"Outcome: `{part['outcome'].iloc[0]}`.\n")
         several = part[["treatment", "baseline"]].drop_duplicates().shape[0] > 1
         if part["label_informed"].any():
             several = True
@@ -128,22 +149,24 @@ def table1_markdown(table: pd.DataFrame, unavailable: dict[str, str], treatment_
                 "form their prediction; they are not comparable with label-free methods.\n"
             )
         rows = []
-        for (model, treatment, baseline), g in part.groupby(["model", "treatment", "baseline"], sort=True):
+        for (model, config, treatment, baseline), g in part.groupby(["model", "config", "treatment", "baseline"], sort=True):
             by = {r["group"]: r for r in g.to_dict("records")}
-            row: dict[str, str] = {"model": str(model)}
+            row: dict[str, str] = {"model": f"{model} `{config}`"}
             if several:
                 informed = " (*label-informed*)" if bool(g["label_informed"].any()) else ""
                 row["protocols"] = f"{treatment}{informed} vs {baseline}"
             for group in GROUPS:
                 r = by.get(group)
-                label = "overall" if group == "overall" else group
                 empty = r is None or (r["n_treatment"] == 0 and r["n_baseline"] == 0)
-                row[f"{label} P"] = DASH if empty else pct(r["acc_treatment"])
-                row[f"{label} B"] = DASH if empty else pct(r["acc_baseline"])
-                row[f"{label} gain"] = DASH if empty else points(r["gain_points"])
-                row[f"{label} p"] = DASH if empty else pvalue(r["p_value"])
+                row[f"{group} P"] = DASH if empty else pct(r["acc_treatment"])
+                row[f"{group} B"] = DASH if empty else pct(r["acc_baseline"])
+                row[f"{group} gain [CI]"] = DASH if empty else (
+                    f"{points(r['gain_points'])} [{points(r['ci_low'])}, {points(r['ci_high'])}]"
+                )
+                row[f"{group} p (Holm)"] = DASH if empty else f"{pvalue(r['p_value'])} ({pvalue(r['p_holm'])})"
             overall = by["overall"]
             row["test"] = str(overall["test"]) or DASH
+            row["cases"] = str(overall["n_cases"])
             row["trials P/B"] = f"{overall['n_treatment']}/{overall['n_baseline']}"
             rows.append(row)
         parts.append(markdown_table(pd.DataFrame(rows)))
@@ -151,18 +174,22 @@ def table1_markdown(table: pd.DataFrame, unavailable: dict[str, str], treatment_
 
 
 def quartile_accuracy(samples: pd.DataFrame) -> pd.DataFrame:
-    """Accuracy and trial count per benchmark, model, protocol and complexity quartile."""
+    """Accuracy (mean of case means), case and trial counts per benchmark, model, protocol and quartile."""
     scored = _scored(samples).dropna(subset=["quartile"])
-    columns = ["benchmark", "model", "protocol", "quartile", "accuracy", "n"]
+    columns = ["benchmark", "model", "protocol", "quartile", "accuracy", "cases", "n"]
     if scored.empty:
         return pd.DataFrame(columns=columns)
-    out = (
+    keys = ["benchmark", "model", "protocol", "quartile"]
+    per_case = (
         scored.assign(quartile=scored["quartile"].astype(int))
-        .groupby(["benchmark", "model", "protocol", "quartile"], sort=True)["correct"]
-        .agg(accuracy="mean", n="size")
-        .reset_index()
+        .groupby([*keys, "case"], sort=True)["correct"].agg(["mean", "size"]).reset_index()
     )
-    return out[columns]
+    out = per_case.groupby(keys, sort=True).agg(accuracy=("mean", "mean"), cases=("case", "size"), n=("size", "sum"))
+    return out.reset_index()[columns]
+
+
+def _case_mean(trials: pd.DataFrame) -> float:
+    return float(trials.groupby("case")["correct"].mean().mean()) if len(trials) else float("nan")
 
 
 def quartile_gains(
@@ -183,8 +210,8 @@ def quartile_gains(
                     b = at_q.loc[at_q["protocol"] == baseline, "correct"]
                     if t.empty and b.empty:
                         continue
-                    p_acc = float(t.mean()) if len(t) else float("nan")
-                    b_acc = float(b.mean()) if len(b) else float("nan")
+                    p_acc = _case_mean(at_q[at_q["protocol"] == treatment])
+                    b_acc = _case_mean(at_q[at_q["protocol"] == baseline])
                     rows.append({
                         "benchmark": benchmark, "model": model, "treatment": treatment, "baseline": baseline,
                         "quartile": q, "acc_treatment": p_acc, "acc_baseline": b_acc,
@@ -200,7 +227,7 @@ def quartiles_markdown(accuracy: pd.DataFrame, gains: pd.DataFrame, complexity: 
         "# Accuracy by complexity quartile\n",
         "Complexity of a case = mean over models of the mean reasoning tokens per participating "
         "agent (n_agents for POIROT, 1 for a single judge); quartiles within each benchmark, Q1 "
-        "the least complex. Cells: accuracy % (trials). Relative gain = (P - B) / B.\n",
+        "the least complex. Cells: accuracy % (mean of case means) (cases/trials). Relative gain = (P - B) / B.\n",
     ]
     for note in notes:
         parts.append(f"- {note}")
@@ -225,7 +252,7 @@ def quartiles_markdown(accuracy: pd.DataFrame, gains: pd.DataFrame, complexity: 
             row = {"model": model, "protocol": protocol}
             for q in (1, 2, 3, 4):
                 r = by_q.get(q)
-                row[f"Q{q}"] = DASH if r is None else f"{pct(r['accuracy'])} ({int(r['n'])})"
+                row[f"Q{q}"] = DASH if r is None else f"{pct(r['accuracy'])} ({int(r['cases'])}/{int(r['n'])})"
             rows.append(row)
         gain = gains[gains["benchmark"] == benchmark]
         for (model, treatment, baseline), g in gain.groupby(["model", "treatment", "baseline"], sort=True):
@@ -251,12 +278,13 @@ def who_and_when_table(samples: pd.DataFrame) -> pd.DataFrame:
                    key=lambda c: int(c.rsplit("_", 1)[1]))
     keys += ["attribution_valid"]
     keys = [k for k in keys if k in ww]
-    columns = ["benchmark", "model", "protocol", "n"] + [k.removeprefix("attribution_") for k in keys]
+    columns = ["benchmark", "model", "protocol", "cases", "n"] + [k.removeprefix("attribution_") for k in keys]
     if ww.empty or not keys:
         return pd.DataFrame(columns=columns)
     grouped = ww.groupby(["benchmark", "model", "protocol"], sort=True)
     out = grouped[keys].mean().reset_index()
-    out.insert(3, "n", grouped.size().to_numpy())
+    out.insert(3, "cases", grouped["case"].nunique().to_numpy())
+    out.insert(4, "n", grouped.size().to_numpy())
     out.columns = columns
     return out
 
@@ -265,29 +293,36 @@ def who_and_when_markdown(table: pd.DataFrame) -> str:
     parts = [
         "# Who&When accuracy per model and method\n",
         "Exact agent, step and joint (agent and step) accuracy, step within +-k, and the share of "
-        "valid answers, % of trials (sample-epochs); steps are 0-based. Who&When's original "
+        "valid answers, % of trials (sample-epochs; n), over the cases shown; steps are 0-based. Who&When's original "
         "substring rule (`ww_*`) is in the sample frame, not here: it is not an accuracy.\n",
     ]
     if table.empty:
         parts.append("No Who&When trials in these logs.\n")
         return "\n".join(parts)
     shown = table.copy()
-    for column in shown.columns[4:]:
+    for column in shown.columns[5:]:
         shown[column] = shown[column].map(pct)
     shown["n"] = shown["n"].astype(int).astype(str)
+    shown["cases"] = shown["cases"].astype(int).astype(str)
     parts.append(markdown_table(shown, align=["l", "l", "l"] + ["r"] * (len(shown.columns) - 3)))
     return "\n".join(parts)
 
 
 def regressions_markdown(table: pd.DataFrame, se: str) -> str:
+    family = int(table["p_holm"].notna().sum()) if "p_holm" in table else 0
     parts = [
         "# Logistic regressions of correctness\n",
         "M1: correct ~ protocol + quartile + protocol x quartile (quartile as an ordinal score 1-4); "
-        "M2: M1 + n_agents + protocol x n_agents; M3: M2 on quartiles 3-4 only. Odds ratios with 95% "
-        "Wald CIs and two-sided p-values. "
-        + ("Standard errors clustered by case (statsmodels cluster-robust, small-sample corrected)."
+        "M2: M1 + n_agents + protocol x n_agents; M3: M2 on quartiles 3-4 only; pooled fits add a "
+        "benchmark fixed effect. The outcome of each fit is stated in its header. Odds ratios with 95% "
+        "CIs and two-sided p-values. "
+        + ("Standard errors clustered by case (CR3, the cluster jackknife) with t(G-1) reference; under 30 cases the header "
+           "says few clusters, under 10 no CI or p is printed (too few cases)."
            if se == "cluster" else "Model-based standard errors (trials treated as independent).")
-        + " The se column of each row states what was used.\n",
+        + " A fit whose data separate, or whose ML fit does not converge, is Firth's penalised "
+        "regression (profile-likelihood CI, not cluster-robust), marked in its SE line. In brackets: "
+        f"Holm-adjusted p over the family of all {family} non-intercept, non-fixed-effect coefficients "
+        "of this report.\n",
     ]
     if table.empty:
         parts.append("No regression: no trials with a complexity quartile.\n")
@@ -295,7 +330,7 @@ def regressions_markdown(table: pd.DataFrame, se: str) -> str:
     for (scope, spec), g in table.groupby(["scope", "spec"], sort=False):
         first = g.iloc[0]
         parts.append(f"## {scope}: {spec}\n")
-        header = f"n = {int(first['n'])} trials, {int(first['n_cases'])} cases"
+        header = f"Outcome `{first['outcome'] or DASH}`; n = {int(first['n'])} trials, {int(first['n_cases'])} cases"
         if first["se_type"]:
             header += f"; SE: {first['se_type']}"
         if first["note"]:
@@ -303,11 +338,14 @@ def regressions_markdown(table: pd.DataFrame, se: str) -> str:
         parts.append(header + ".\n")
         if not first["term"]:
             continue
+        too_few = str(first["se_type"]).startswith("too few cases")
         shown = pd.DataFrame({
             "term": g["term"],
             "OR": g["odds_ratio"].map(lambda x: number(x, 3)),
-            "95% CI": [f"{number(lo, 3)}-{number(hi, 3)}" for lo, hi in zip(g["ci_low"], g["ci_high"])],
-            "p": g["p_value"].map(pvalue),
+            "95% CI": ["too few cases" if too_few else f"{number(lo, 3)}-{number(hi, 3)}"
+                       for lo, hi in zip(g["ci_low"], g["ci_high"])],
+            "p (Holm)": ["too few cases" if too_few else f"{pvalue(p)} ({pvalue(h)})"
+                         for p, h in zip(g["p_value"], g["p_holm"])],
         })
         parts.append(markdown_table(shown))
     return "\n".join(parts)

@@ -3,6 +3,7 @@
     blame data [--NAME-dir DIR]         each dataset: where it is found, from where, verified?, trajectories
     blame data fetch [NAME...]          download the pinned datasets into the user cache and verify them
     blame report LOG_DIR --out DIR      tables, regressions, figures and a manifest from eval logs
+    blame power [LOG_DIR]               the smallest gain Table 1's test detects (analysis.power)
 """
 
 from __future__ import annotations
@@ -89,8 +90,14 @@ def _fetch(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     # imported here so that `blame data` does not pay for pandas, statsmodels and matplotlib
+    from analysis.outcomes import OutcomeError, parse_metric_args
     from analysis.report import ReportError, run_report
 
+    try:
+        metrics = parse_metric_args(args.metric)
+    except OutcomeError as error:
+        print(f"blame report: {error}", file=sys.stderr)
+        return 1
     command = "blame " + " ".join(args.argv)
     try:
         result = run_report(
@@ -99,6 +106,7 @@ def _report(args: argparse.Namespace) -> int:
             treatment=args.treatment,
             baseline=args.baseline,
             se=args.se,
+            metrics=metrics,
             figures=not args.no_figures,
             command=command,
             progress=None if args.quiet else sys.stderr,
@@ -111,6 +119,12 @@ def _report(args: argparse.Namespace) -> int:
         f"({result.used_logs} log(s) used, {result.skipped_logs} skipped); see {result.out / 'report.md'}"
     )
     return 0
+
+
+def _power(args: argparse.Namespace) -> int:
+    from analysis.power import power_command
+
+    return power_command(args.log_dir, args.baseline, args.cases, args.epochs, args.baseline_accuracy, args.tau)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,9 +161,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="Attribution.method of the baseline and regression reference (default: all_at_once)")
     report.add_argument("--se", choices=["cluster", "model"], default="cluster",
                         help="regression standard errors: clustered by case (default) or model-based")
+    report.add_argument("--metric", action="append", default=[], metavar="BENCHMARK=SCORER.KEY",
+                        help="outcome of a benchmark (prefix), e.g. who_and_when=attribution.joint; default: "
+                        "agent accuracy on Who&When, the task's headline (exact vector match) elsewhere")
     report.add_argument("--no-figures", action="store_true", help="write tables only")
     report.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     report.set_defaults(run=_report)
+    power = commands.add_parser("power", help="the smallest gain Table 1's paired case-level test detects")
+    power.add_argument("log_dir", metavar="LOG_DIR", nargs="?", help="estimate from these logs; else from --cases ...")
+    power.add_argument("--baseline", default="all_at_once", metavar="METHOD", help="baseline method (with LOG_DIR)")
+    power.add_argument("--cases", type=int, help="number of cases (without LOG_DIR)")
+    power.add_argument("--epochs", type=int, default=1, help="replicates per case (default 1)")
+    power.add_argument("--baseline-accuracy", type=float, default=0.5, help="baseline accuracy, 0-1 (default 0.5)")
+    power.add_argument("--tau", type=float, default=1.0, help="between-case SD on the logit scale (default 1)")
+    power.set_defaults(run=_power)
     raw = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(raw)
     args.argv = raw

@@ -17,9 +17,12 @@ from blame.cli import main
 BLAME = str(Path(sys.executable).parent / "blame")
 TABLES = ["tables/table1.md", "tables/table1.csv", "tables/quartiles.md", "tables/quartiles.csv",
           "tables/quartile_gains.csv", "tables/who_and_when.md", "tables/who_and_when.csv",
-          "tables/regressions.md", "tables/regressions.csv"]
+          "tables/regressions.md", "tables/regressions.csv", "tables/power.md", "tables/power.csv",
+          "tables/views.md", "tables/tolerance.csv", "tables/log_length.csv", "tables/per_dimension.csv",
+          "tables/auditing.csv"]
 FRAMES = ["frames/samples.csv", "frames/votes.csv", "frames/complexity.csv"]
-FIGURES = ["accuracy_by_model", "gain_by_quartile", "accuracy_quartile_agents", "vote_accuracy", "radial_blame_cortex"]
+FIGURES = ["accuracy_by_model", "gain_by_quartile", "accuracy_quartile_agents", "vote_accuracy", "radial_blame_cortex",
+           "step_tolerance"]
 
 
 def _tree(folder: Path) -> dict[str, str]:
@@ -40,9 +43,12 @@ def test_report_writes_every_table_frame_and_figure(report: Path) -> None:
     for stem in FIGURES:
         assert {f"figures/{stem}.png", f"figures/{stem}.pdf"} <= files
     table1 = (report / "tables/table1.md").read_text()
-    assert "## blame/cortex" in table1 and "| offline/first |" in table1 and "mcnemar-exact" in table1
+    assert "## blame/cortex" in table1 and "| offline/first `" in table1 and "sign-flip-exact" in table1
+    assert "Outcome: `vector.exact`" in table1
     assert "Comparison unavailable: no trials of method 'poirot'" in table1  # Who&When ran the judge only
-    assert "cluster by case (G=15)" in (report / "tables/regressions.md").read_text()
+    regressions = (report / "tables/regressions.md").read_text()
+    assert "CR3 cluster by case, t(14); few clusters (G=15 < 30)" in regressions
+    assert "Outcome `vector.exact`" in regressions
 
 
 def test_same_logs_give_byte_identical_outputs(log_dir: Path, report: Path, tmp_path: Path) -> None:
@@ -64,6 +70,10 @@ def test_manifest_records_logs_hashes_versions_and_outputs(log_dir: Path, report
     assert set(outputs) == set(_tree(report)) - {"manifest.json"}
     assert all(outputs[p] == h for p, h in _tree(report).items() if p != "manifest.json")
     assert "generated" not in json.dumps(manifest).lower()  # no timestamp anywhere
+    assert manifest["outcomes"] == {"blame/cortex": "vector.exact", "who_and_when/hand_crafted": "attribution.agent"}
+    for config, contents in manifest["configs"].items():
+        assert len(config) == 8 and contents["model"].startswith("offline/") and "seed" not in contents["model_args"]
+    assert set(manifest["multiplicity"]) == {"table1", "regressions"}
 
 
 def test_logs_without_poirot(baseline_only_log_dir: Path, tmp_path: Path) -> None:
@@ -78,14 +88,29 @@ def test_logs_without_poirot(baseline_only_log_dir: Path, tmp_path: Path) -> Non
 
 
 def test_cli_report_in_process(log_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["report", str(log_dir), "--out", str(tmp_path / "r"), "--no-figures", "--se", "model"]) == 0
+    """--metric chooses a benchmark's outcome: Who&When's joint accuracy instead of agent accuracy."""
+    assert main(["report", str(log_dir), "--out", str(tmp_path / "r"), "--no-figures", "--se", "model",
+                 "--metric", "who_and_when=attribution.joint"]) == 0
     captured = capsys.readouterr()
     assert "5 log(s) used, 1 skipped" in captured.out
     assert "[1/6]" in captured.err and "warning: skipping" in captured.err
     assert not (tmp_path / "r/figures").exists()
     assert "model-based" in (tmp_path / "r/tables/regressions.md").read_text()
     manifest = json.loads((tmp_path / "r/manifest.json").read_text())
-    assert manifest["command"] == f"blame report {log_dir} --out {tmp_path / 'r'} --no-figures --se model"
+    assert manifest["command"] == (f"blame report {log_dir} --out {tmp_path / 'r'} --no-figures --se model "
+                                   "--metric who_and_when=attribution.joint")
+    assert manifest["outcomes"]["who_and_when/hand_crafted"] == "attribution.joint"
+    samples = (tmp_path / "r/frames/samples.csv").read_text()
+    assert "attribution.joint" in samples and "attribution.agent" not in samples
+
+
+def test_cli_report_rejects_an_unknown_metric(log_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(log_dir), "--out", str(tmp_path / "r"), "--quiet", "--metric", "blame/cortex=vector.nope"]) == 1
+    err = capsys.readouterr().err
+    assert "blame report: --metric blame/cortex=vector.nope: blame/cortex has no per-sample value" in err
+    assert "vector.exact" in err and not (tmp_path / "r").exists()
+    assert main(["report", str(log_dir), "--out", str(tmp_path / "r"), "--metric", "cortex"]) == 1
+    assert "expected BENCHMARK=SCORER.KEY" in capsys.readouterr().err
 
 
 def test_rerun_into_an_earlier_report_replaces_it(log_dir: Path, tmp_path: Path) -> None:

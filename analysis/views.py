@@ -1,0 +1,222 @@
+"""The seed papers' other views of the same logs: RAFFLES' step tolerance and log-length views,
+per-dimension precision/recall/F1 (BLAME), and AgentForesight's auditing table.
+
+Every rate is recomputed from what the sample frame holds (predicted and gold steps, the scorers'
+per-sample counts); the formulas of the per-dimension and auditing metrics live in their scorers
+(``scorers.vector.per_dimension_values``, ``scorers.auditing.auditing_metrics``) and are called,
+never rewritten, here.
+
+- **Step tolerance** (:func:`step_tolerance`; RAFFLES, Who&When): per Who&When subset,
+  configuration and protocol, for k = 0..5 the accuracy ``[pred_step is set and |pred_step -
+  gold_step| <= k]`` (a missing step, or a prediction the attribution scorer found unusable, is
+  wrong), as the mean over cases of per-case
+  means; k = 0 is exact step accuracy. One curve per protocol.
+- **Log length** (:func:`log_length`; RAFFLES' long-log figure): the same trials in buckets of the
+  log's number of steps (:data:`LENGTH_BUCKETS`), with agent and exact step accuracy and the
+  case count per bucket.
+- **Per dimension** (:func:`per_dimension_table`): per benchmark, configuration and protocol, each
+  component's precision, recall and F1 (in the hazard vector's order) and the micro and macro
+  values, from the pooled ``tp__/fp__/fn__`` counts of every sample-epoch (equal to the scorer's
+  ``per_dimension`` metric under the mean epoch reducer).
+- **Auditing** (:func:`auditing_table`; AgentForesight): per benchmark, configuration and
+  protocol of every log scored by ``scorers.auditing`` (the online auditor, and any method on
+  safe-control tasks): Exact-F1, step precision and recall, ASS, FAR, Step-Acc and Agent-Acc with
+  95% case-bootstrap percentile CIs (cases resampled with all their trials, :data:`N_BOOT`
+  resamples, seed ``analysis.significance.SEED``). Under the known-vs-unknown contract a method may
+  answer "no fault" (a valid Attribution with agent, step and alarm_step None), which the scorer
+  counts as no alarm.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from analysis.significance import SEED
+
+__all__ = [
+    "AUDIT_METRICS", "LENGTH_BUCKETS", "N_BOOT", "TOLERANCES", "auditing_table", "log_length",
+    "per_dimension_table", "step_tolerance",
+]
+
+TOLERANCES: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
+LENGTH_BUCKETS: tuple[tuple[int, int | None], ...] = ((1, 10), (11, 20), (21, 40), (41, None))
+"""Inclusive ranges of the log's number of steps (None: no upper end)."""
+N_BOOT = 1999
+AUDIT_METRICS: tuple[str, ...] = ("exact_f1", "precision", "recall", "ass", "far", "step_acc", "agent_acc")
+_KEYS = ["benchmark", "model", "config", "protocol"]
+
+
+def _case_mean(frame: pd.DataFrame, column: str) -> float:
+    return float(frame.groupby("case")[column].mean().mean()) if len(frame) else float("nan")
+
+
+def _who_and_when(samples: pd.DataFrame) -> pd.DataFrame:
+    ww = samples[samples["benchmark"].astype(str).str.startswith("who_and_when") & samples["gold_step"].notna()]
+    if "attribution_agent" in ww and "attribution_valid" in ww:
+        ww = ww[ww["attribution_agent"].notna()]  # scored by the attribution scorer (no safe controls)
+    else:
+        ww = ww.iloc[0:0].assign(attribution_agent=np.nan, attribution_valid=np.nan)
+    hit = (ww["pred_step"] - ww["gold_step"]).abs()
+    usable = ww["pred_step"].notna() & (ww["attribution_valid"] == 1.0)  # the scorer's usability rule
+    return ww.assign(_distance=hit.where(usable, np.inf))
+
+
+def step_tolerance(samples: pd.DataFrame) -> pd.DataFrame:
+    """Step accuracy within k steps, k in TOLERANCES (module docstring); one row per curve point."""
+    ww = _who_and_when(samples)
+    rows = []
+    for key, frame in ww.groupby(_KEYS, sort=True):
+        for k in TOLERANCES:
+            within = frame.assign(_hit=(frame["_distance"] <= k).astype(float))
+            rows.append({**dict(zip(_KEYS, key)), "k": k, "accuracy": _case_mean(within, "_hit"),
+                         "cases": frame["case"].nunique(), "trials": len(frame)})
+    return pd.DataFrame(rows, columns=_KEYS + ["k", "accuracy", "cases", "trials"])
+
+
+def _bucket(n_steps: float) -> str:
+    for low, high in LENGTH_BUCKETS:
+        if n_steps >= low and (high is None or n_steps <= high):
+            return f"{low}-{high}" if high is not None else f"{low}+"
+    return "unknown"
+
+
+def log_length(samples: pd.DataFrame) -> pd.DataFrame:
+    """Agent and exact step accuracy per log-length bucket (module docstring)."""
+    ww = _who_and_when(samples)
+    ww = ww.assign(_bucket=ww["n_steps"].map(_bucket), _step=(ww["_distance"] == 0).astype(float))
+    order = {_bucket(low): i for i, (low, _) in enumerate(LENGTH_BUCKETS)}
+    rows = []
+    for key, frame in ww.groupby(_KEYS, sort=True):
+        for bucket, part in sorted(frame.groupby("_bucket"), key=lambda kv: order.get(kv[0], 99)):
+            rows.append({**dict(zip(_KEYS, key)), "steps": bucket, "agent": _case_mean(part, "attribution_agent"),
+                         "step": _case_mean(part, "_step"), "cases": part["case"].nunique(), "trials": len(part)})
+    return pd.DataFrame(rows, columns=_KEYS + ["steps", "agent", "step", "cases", "trials"])
+
+
+def per_dimension_table(samples: pd.DataFrame) -> pd.DataFrame:
+    """Precision, recall and F1 per component (and micro/macro) from the per-sample counts."""
+    from scorers.vector import per_dimension_values
+
+    columns = _KEYS + ["dimension", "precision", "recall", "f1", "cases", "trials"]
+    has = samples["dimension_counts"].fillna("{}").astype(str) != "{}" if "dimension_counts" in samples else None
+    if has is None or not has.any():
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for key, frame in samples[has].groupby(_KEYS, sort=True):
+        values = per_dimension_values(json.loads(c) for c in frame["dimension_counts"])
+        found = list(dict.fromkeys(k.rsplit("_", 1)[0] for k in values if not k.startswith(("micro_", "macro_"))))
+        components = json.loads(frame["components"].dropna().iloc[0]) if frame["components"].notna().any() else []
+        order = [c for c in components if c in found] + [c for c in found if c not in components]
+        for d in [*order, "micro"]:
+            rows.append({**dict(zip(_KEYS, key)), "dimension": d, "precision": values[f"{d}_precision"],
+                         "recall": values[f"{d}_recall"], "f1": values[f"{d}_f1"],
+                         "cases": frame["case"].nunique(), "trials": len(frame)})
+        rows.append({**dict(zip(_KEYS, key)), "dimension": "macro", "precision": np.nan, "recall": np.nan,
+                     "f1": values["macro_f1"], "cases": frame["case"].nunique(), "trials": len(frame)})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def auditing_table(samples: pd.DataFrame) -> pd.DataFrame:
+    """AgentForesight's metrics with 95% case-bootstrap CIs (module docstring), one row per group."""
+    from scorers.auditing import VALUE_KEYS, auditing_metrics
+
+    metric_columns = [c for m in AUDIT_METRICS for c in (m, f"{m}_low", f"{m}_high")]
+    columns = _KEYS + metric_columns + ["cases", "safe_trials", "unsafe_trials", "invalid"]
+    present = [f"auditing_{k}" for k in VALUE_KEYS]
+    if not all(c in samples for c in present):
+        return pd.DataFrame(columns=columns)
+    audited = samples.dropna(subset=present)
+    rows = []
+    for key, frame in audited.groupby(_KEYS, sort=True):
+        renamed = frame[present].set_axis(list(VALUE_KEYS), axis=1)
+        point = auditing_metrics(renamed.to_dict("records"))
+        per_case = renamed.groupby(frame["case"].to_numpy(), sort=True).sum()
+        sums = per_case.to_numpy()
+        rng = np.random.default_rng(SEED)
+        draws = rng.integers(0, len(sums), size=(N_BOOT, len(sums)))
+        boot = [auditing_metrics([dict(zip(VALUE_KEYS, sums[d].sum(axis=0)))]) for d in draws]
+        row: dict[str, object] = dict(zip(_KEYS, key))
+        for m in AUDIT_METRICS:
+            values = np.array([b[m] for b in boot], dtype=float)
+            values = values[~np.isnan(values)]
+            row[m] = point[m]
+            low, high = (np.percentile(values, [2.5, 97.5]) if len(values) and point[m] == point[m]
+                         else (np.nan, np.nan))
+            row[f"{m}_low"], row[f"{m}_high"] = float(low), float(high)
+        row.update(cases=len(sums), safe_trials=int(point["n_safe"]), unsafe_trials=int(point["n_unsafe"]),
+                   invalid=int(point["n_invalid"]))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _label(row: pd.Series) -> str:
+    return f"{row['model']} `{row['config']}`"
+
+
+def views_markdown(tolerance: pd.DataFrame, length: pd.DataFrame, dimensions: pd.DataFrame,
+                   auditing: pd.DataFrame) -> str:
+    """The four views as one Markdown section (empty views say why)."""
+    from analysis._format import DASH, markdown_table, number, pct
+
+    parts = ["# The seed papers' other views\n", "## Who&When step accuracy within k steps (RAFFLES)\n",
+             "Accuracy (% of cases) of `|predicted step - gold step| <= k`, 0-based steps; an invalid "
+             "or missing step is wrong. k = 0 is exact step accuracy.\n"]
+    if tolerance.empty:
+        parts.append("No Who&When trials scored by the attribution scorer.\n")
+    else:
+        rows = []
+        for key, g in tolerance.groupby(_KEYS, sort=True):
+            first = g.iloc[0]
+            row = {"benchmark": key[0], "model": _label(first), "protocol": key[3]}
+            row.update({f"k={int(r['k'])}": pct(r["accuracy"]) for _, r in g.iterrows()})
+            row.update(cases=str(first["cases"]), trials=str(first["trials"]))
+            rows.append(row)
+        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "l"] + ["r"] * (len(rows[0]) - 3)))
+    parts += ["## Who&When accuracy by log length (RAFFLES)\n",
+              "Agent / exact step accuracy (% of cases) and cases per bucket of the log's number of steps.\n"]
+    if length.empty:
+        parts.append("No Who&When trials scored by the attribution scorer.\n")
+    else:
+        rows = []
+        for key, g in length.groupby(_KEYS, sort=True):
+            row = {"benchmark": key[0], "model": _label(g.iloc[0]), "protocol": key[3]}
+            by = {r["steps"]: r for _, r in g.iterrows()}
+            for low, high in LENGTH_BUCKETS:
+                r = by.get(_bucket(low))
+                row[f"{_bucket(low)} steps"] = DASH if r is None else f"{pct(r['agent'])} / {pct(r['step'])} ({r['cases']})"
+            rows.append(row)
+        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "l", "r", "r", "r", "r"]))
+    parts += ["## Per-dimension precision, recall and F1\n",
+              "From the pooled per-sample `tp__/fp__/fn__` counts of every sample-epoch "
+              "(`scorers.vector.per_dimension_values`); – where a denominator is 0.\n"]
+    if dimensions.empty:
+        parts.append("No per-dimension counts in these logs (only the vector scorer records them).\n")
+    else:
+        shown = pd.DataFrame({
+            "benchmark": dimensions["benchmark"], "model": dimensions.apply(_label, axis=1),
+            "protocol": dimensions["protocol"], "dimension": dimensions["dimension"],
+            "precision": dimensions["precision"].map(pct), "recall": dimensions["recall"].map(pct),
+            "F1": dimensions["f1"].map(pct), "cases": dimensions["cases"].astype(str),
+            "trials": dimensions["trials"].astype(str),
+        })
+        parts.append(markdown_table(shown, align=["l", "l", "l", "l", "r", "r", "r", "r", "r"]))
+    parts += ["## Online auditing (AgentForesight)\n",
+              "Logs scored by `scorers.auditing` (online auditor; any method with safe controls): "
+              "Exact-F1, step precision and recall, ASS (mean |shift| in steps), FAR, Step-Acc and "
+              "Agent-Acc in % (ASS in steps) with 95% case-bootstrap CIs.\n"]
+    if auditing.empty:
+        parts.append("No auditing logs (run with `-T safe_controls=true` or the online auditor).\n")
+    else:
+        rows = []
+        for _, r in auditing.iterrows():
+            row = {"benchmark": r["benchmark"], "model": _label(r), "protocol": r["protocol"]}
+            for m in AUDIT_METRICS:
+                fmt = (lambda x: number(x, 2)) if m == "ass" else pct
+                row[m] = f"{fmt(r[m])} [{fmt(r[f'{m}_low'])}, {fmt(r[f'{m}_high'])}]"
+            row.update(cases=str(r["cases"]), safe=str(r["safe_trials"]), unsafe=str(r["unsafe_trials"]))
+            rows.append(row)
+        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "l"] + ["r"] * (len(rows[0]) - 3)))
+    return "\n".join(parts)

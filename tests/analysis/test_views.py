@@ -1,0 +1,163 @@
+"""The seed papers' other views (analysis.views) in a report over offline Who&When logs: every
+method on the first LIMIT hand-crafted cases, and two methods with safe controls. Each number the report
+prints is recomputed here from the raw logs (attributions and labels), not from the frames."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.report import run_report
+from analysis.views import LENGTH_BUCKETS, TOLERANCES, per_dimension_table
+
+LIMIT = 6  # the issue asks for --limit 20; 6 keeps this file inside the test-time budget (see the report)
+AUDITED = ("online_auditor", "all_at_once")
+
+
+@pytest.fixture(scope="module")
+def ww_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], Path]:
+    """(raw records of every log, report folder)."""
+    from inspect_ai import eval as inspect_eval
+
+    from solvers import SOLVERS
+    from tasks.who_and_when import who_and_when
+
+    logs = tmp_path_factory.mktemp("ww_logs")
+    common = {"model": "offline/random", "limit": LIMIT, "display": "none", "log_dir": str(logs)}
+    inspect_eval([who_and_when(subset="hand_crafted", solver=name) for name in SOLVERS], **common)
+    inspect_eval([who_and_when(subset="hand_crafted", solver=name, safe_controls=True) for name in AUDITED], **common)
+    out = tmp_path_factory.mktemp("ww_report") / "out"
+    run_report(logs, out, figures=False, progress=None)
+    return _raw(logs), out
+
+
+def _raw(logs: Path) -> list[dict]:
+    """One record per sample-epoch straight from the logs: method, labels and the prediction."""
+    from inspect_ai.log import read_eval_log
+
+    records = []
+    for path in sorted(logs.glob("*.eval")):
+        log = read_eval_log(str(path))
+        safe_task = bool(log.eval.task_args.get("safe_controls"))
+        for sample in log.samples:
+            attribution = sample.store.get("attribution") or json.loads(sample.output.completion)
+            trajectory = sample.metadata["trajectory"]
+            ids = {c["id"] for c in trajectory["system"]["components"]}
+            step, agent = attribution.get("step"), attribution.get("agent")
+            usable = (bool(attribution.get("valid", True)) and (agent is None or agent in ids)
+                      and (step is None or 0 <= step < len(trajectory["steps"])))
+            records.append({"safe_task": safe_task, "method": attribution["method"], "case": str(sample.id),
+                            "label": trajectory["label"], "n_steps": len(trajectory["steps"]),
+                            "usable": usable, "step": step, "agent": agent})
+    return records
+
+
+def test_step_tolerance_curve_recomputed_from_the_logs(ww_report: tuple[list[dict], Path]) -> None:
+    """Every method has a curve k = 0..5, equal to |step - gold| <= k over its LIMIT answers."""
+    from solvers import SOLVERS
+
+    records, out = ww_report
+    table = pd.read_csv(out / "tables/tolerance.csv")
+    assert set(table["protocol"]) == set(SOLVERS)
+    raw = [r for r in records if not r["safe_task"]]
+    for method in SOLVERS:
+        mine = [r for r in raw if r["method"] == method]
+        assert len(mine) == LIMIT
+        curve = table[table["protocol"] == method].sort_values("k")
+        assert curve["k"].tolist() == list(TOLERANCES) and (curve["cases"] == LIMIT).all()
+        expected = [np.mean([r["usable"] and r["step"] is not None and abs(r["step"] - r["label"]["step"]) <= k
+                             for r in mine]) for k in TOLERANCES]
+        assert curve["accuracy"].tolist() == pytest.approx(expected, abs=1e-6)
+        assert (np.diff(curve["accuracy"]) >= 0).all()  # a curve: tolerance only adds hits
+
+
+def test_log_length_view_recomputed_from_the_logs(ww_report: tuple[list[dict], Path]) -> None:
+    records, out = ww_report
+    table = pd.read_csv(out / "tables/log_length.csv", dtype={"steps": str})
+    raw = [r for r in records if not r["safe_task"] and r["method"] == "all_at_once"]
+    for low, high in LENGTH_BUCKETS:
+        part = [r for r in raw if r["n_steps"] >= low and (high is None or r["n_steps"] <= high)]
+        name = f"{low}-{high}" if high is not None else f"{low}+"
+        row = table[(table["protocol"] == "all_at_once") & (table["steps"] == name)]
+        if not part:
+            assert row.empty
+            continue
+        agent = np.mean([r["usable"] and r["agent"] == r["label"]["agent"] for r in part])
+        step = np.mean([r["usable"] and r["step"] == r["label"]["step"] for r in part])
+        assert row["cases"].item() == len(part)
+        assert (row["agent"].item(), row["step"].item()) == pytest.approx((agent, step), abs=1e-6)
+    assert "## Who&When step accuracy within k steps (RAFFLES)" in (out / "report.md").read_text().replace("###", "##")
+
+
+def _auditing_by_hand(records: list[dict]) -> dict[str, float]:
+    """AgentForesight's definitions, written out again: gt = -1 for a safe control; pred = -1 for a
+    usable answer without a step ("no fault"), an unusable answer is a wrong alarm."""
+    tp = fp = fn = false_alarm = safe = unsafe = shifted = shift = hit = named = 0
+    for r in records:
+        gt = -1 if r["label"] is None else r["label"]["step"]
+        pred = None if not r["usable"] else (-1 if r["step"] is None else r["step"])
+        safe += gt == -1
+        unsafe += gt != -1
+        alarm = pred != -1
+        tp += gt != -1 and pred == gt
+        fp += alarm and pred != gt
+        fn += gt != -1 and pred != gt
+        false_alarm += gt == -1 and alarm
+        if gt != -1 and pred is not None and pred != -1:
+            shifted += 1
+            shift += abs(pred - gt)
+        if gt != -1 and r["label"].get("agent"):
+            named += 1
+            hit += r["usable"] and r["agent"] == r["label"]["agent"]
+    return {"exact_f1": 2 * tp / (2 * tp + fp + fn), "precision": tp / (tp + fp) if tp + fp else np.nan,
+            "recall": tp / (tp + fn), "ass": shift / shifted if shifted else np.nan, "far": false_alarm / safe,
+            "step_acc": tp / unsafe, "agent_acc": hit / named}
+
+
+def test_auditing_table_recomputed_from_the_logs(ww_report: tuple[list[dict], Path]) -> None:
+    """Exact-F1, step precision/recall, ASS, FAR, Step-Acc, Agent-Acc of both audited methods match
+    the definitions applied to the raw predictions; each CI brackets its point estimate.
+    (Until issue 13 lets a judge answer "no fault", all_at_once alarms on every safe control.)"""
+    records, out = ww_report
+    table = pd.read_csv(out / "tables/auditing.csv")
+    assert set(table["protocol"]) == set(AUDITED)
+    raw = [r for r in records if r["safe_task"]]
+    for method in AUDITED:
+        mine = [r for r in raw if r["method"] == method]
+        row = table[table["protocol"] == method].iloc[0]
+        assert row["cases"] == len({r["case"] for r in mine}) and row["safe_trials"] == sum(r["label"] is None for r in mine)
+        for metric, value in _auditing_by_hand(mine).items():
+            if np.isnan(value):
+                assert np.isnan(row[metric]), metric
+                continue
+            assert row[metric] == pytest.approx(value, abs=1e-6), metric
+            assert row[f"{metric}_low"] - 1e-9 <= row[metric] <= row[f"{metric}_high"] + 1e-9, metric
+    assert "## Online auditing (AgentForesight)" in (out / "report.md").read_text().replace("###", "##")
+
+
+def test_far_vs_step_acc_figure_is_drawn(ww_report: tuple[list[dict], Path], tmp_path: Path) -> None:
+    from analysis.figures import fig_far_vs_step_acc
+
+    _, out = ww_report
+    assert fig_far_vs_step_acc(pd.read_csv(out / "tables/auditing.csv"), tmp_path) == "far_vs_step_acc"
+    assert (tmp_path / "far_vs_step_acc.png").stat().st_size > 0
+
+
+def test_per_dimension_table_by_hand() -> None:
+    """Two trials of one protocol on components (a, b): counts tp a 1, fp b 1 / tp a 1, fn b 1:
+    a: P = R = F1 = 1; b: P = 0/1, R = 0/1, F1 = 0; micro: TP 2, FP 1, FN 1 -> 2/3 each; macro 0.5."""
+    base = {"benchmark": "blame/x", "model": "m", "config": "c", "protocol": "p", "components": '["a","b"]'}
+    frame = pd.DataFrame([
+        {**base, "case": "1", "dimension_counts": json.dumps({"tp__a": 1, "fp__a": 0, "fn__a": 0, "tp__b": 0, "fp__b": 1, "fn__b": 0})},
+        {**base, "case": "2", "dimension_counts": json.dumps({"tp__a": 1, "fp__a": 0, "fn__a": 0, "tp__b": 0, "fp__b": 0, "fn__b": 1})},
+    ])
+    table = per_dimension_table(frame).set_index("dimension")
+    assert table.index.tolist() == ["a", "b", "micro", "macro"]
+    assert table.loc["a", ["precision", "recall", "f1"]].tolist() == [1.0, 1.0, 1.0]
+    assert table.loc["b", ["precision", "recall", "f1"]].tolist() == [0.0, 0.0, 0.0]
+    assert table.loc["micro", ["precision", "recall", "f1"]].tolist() == pytest.approx([2 / 3] * 3)
+    assert table.loc["macro", "f1"] == pytest.approx(0.5)
