@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/structured_output.py [--samples 3] [--out results/structured_output.md]
 
-Starts the local SmolLM2-135M-Instruct server (``blame.local_model``), runs every model-calling
+Starts the local SmolLM2-135M-Instruct server (``providers.local_model``), runs every model-calling
 solver on the shortest samples of each task twice, with ``structured_output=true`` (the answer's
 JSON schema reaches llama.cpp's grammar-constrained decoding) and ``false`` (free text, parsed
 robustly), and writes the share of valid attributions to a Markdown table with the command,
@@ -24,10 +24,10 @@ from pathlib import Path
 
 from inspect_ai import eval as inspect_eval
 
-from blame.local_model import SERVED_MODEL_NAME, LocalModelServer
 from blame.render import render_log
 from blame.schema import Attribution, Trajectory
 from blame.state import ATTRIBUTION_KEY, TRAJECTORY_KEY
+from providers.local_model import SERVED_MODEL_NAME, LocalModelServer
 from solvers import SOLVERS
 from tasks.blame_cortex import blame_cortex
 from tasks.blame_trading import blame_trading

@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/python -m blame.demo "$@"
+.venv/bin/python -m blame_bench.demo "$@"

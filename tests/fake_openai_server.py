@@ -7,7 +7,7 @@ HTTP (``VLLM_BASE_URL=<base_url>``) without a GPU or a model:
   reads its context window from there).
 - ``POST /v1/chat/completions`` answers a ``chat.completion``. With
   ``response_format: {"type": "json_schema"}`` the content is a document valid against the sent
-  schema (``blame.schema_sampler.sample_from_schema``, policy ``random``, keyed by the request's
+  schema (``providers.schema_sampler.sample_from_schema``, policy ``random``, keyed by the request's
   messages and schema, so identical requests get identical answers); otherwise a short sentence.
 - A request for the model ``overflow`` gets the HTTP 400 vLLM sends when a prompt does not fit
   ("This model's maximum context length is ..."), which the provider turns into an output with
@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from blame.offline_model import estimate_tokens
-from blame.schema_sampler import sample_from_schema
+from providers.offline_model import estimate_tokens
+from providers.schema_sampler import sample_from_schema
 
 MODEL_ID = "test-model"
 MAX_MODEL_LEN = 32768

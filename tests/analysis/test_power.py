@@ -10,7 +10,7 @@ import pytest
 
 from analysis.power import _moments, _mu, detectable_gain, power_from_samples
 from analysis.significance import sign_flip_exact
-from blame.cli import main
+from blame_bench.cli import main
 
 
 def _power_at_gain(cases: int, epochs: int, baseline: float, gain_points: float, seed: int) -> float:

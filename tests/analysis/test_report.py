@@ -1,4 +1,4 @@
-"""`blame report LOG_DIR --out DIR` (analysis.report and blame.cli) on offline eval logs."""
+"""`blame report LOG_DIR --out DIR` (analysis.report and blame_bench.cli) on offline eval logs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from analysis.report import ReportError, run_report
-from blame.cli import main
+from blame_bench.cli import main
 
 BLAME = str(Path(sys.executable).parent / "blame")
 TABLES = ["tables/table1.md", "tables/table1.csv", "tables/quartiles.md", "tables/quartiles.csv",
@@ -186,6 +186,6 @@ def _status(path: Path) -> str:
 
 def test_blame_data_does_not_import_the_analysis_stack() -> None:
     """`blame data` stays fast: the CLI module imports neither analysis, pandas nor matplotlib."""
-    code = "import sys, blame.cli; print(sorted(m for m in ('analysis', 'pandas', 'matplotlib', 'statsmodels') if m in sys.modules))"
+    code = "import sys, blame_bench.cli; print(sorted(m for m in ('analysis', 'pandas', 'matplotlib', 'statsmodels') if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "[]", result.stdout + result.stderr

@@ -17,7 +17,7 @@ import pytest
 from inspect_ai import eval
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-import blame.offline_model  # noqa: F401  (registers offline/...)
+import providers.offline_model  # noqa: F401  (registers offline/...)
 from blame.aftraj import FILES, load_aftraj
 from blame.errors import DataFormatError, DatasetNotFoundError
 from blame.schema import Attribution

@@ -20,11 +20,11 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from blame import fetch
-from blame.cli import main
 from blame.errors import DatasetNotFoundError
 from blame.fetch import DatasetVerificationError, load_manifest, manifest_of
 from blame.paths import BLAME, WHO_AND_WHEN, provenance, resolve_dataset
 from blame.who_and_when import load_who_and_when
+from blame_bench.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

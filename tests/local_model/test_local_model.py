@@ -1,4 +1,4 @@
-"""The local SmolLM2 server (blame.local_model): request translation, start/stop, clear errors."""
+"""The local SmolLM2 server (providers.local_model): request translation, start/stop, clear errors."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import urllib.request
 
 import pytest
 
-from blame import local_model
-from blame.local_model import LocalModelServer, LocalModelUnavailable, translate_response_format
+from providers import local_model
+from providers.local_model import LocalModelServer, LocalModelUnavailable, translate_response_format
 
 SCHEMA = {"type": "object", "properties": {"agent": {"type": "string", "enum": ["doctor", "chief"]}}, "required": ["agent"]}
 

@@ -1,6 +1,6 @@
 """Every solver on one sample of every task, through the Inspect CLI, against a real model.
 
-The model is SmolLM2-135M-Instruct served by llama.cpp on loopback (``blame.local_model``) and
+The model is SmolLM2-135M-Instruct served by llama.cpp on loopback (``providers.local_model``) and
 reached through Inspect's ``vllm/`` provider with ``VLLM_BASE_URL``: the path a user takes with a
 vLLM server. A 135M model returns malformed, off-schema and empty answers; the suite must take
 all of it without a crash or a lost sample. Budgets are small so the run fits on two CPU cores:
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from blame.local_model import SERVED_MODEL_NAME, LocalModelServer
 from blame.schema import Attribution, Trajectory
 from blame.state import ATTRIBUTION_KEY, TRAJECTORY_KEY
+from providers.local_model import SERVED_MODEL_NAME, LocalModelServer
 from solvers import SOLVERS
 
 REPO = Path(__file__).resolve().parents[2]

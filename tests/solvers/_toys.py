@@ -14,7 +14,7 @@ from inspect_ai.log import EvalSample, resolve_sample_attachments
 from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model
 from inspect_ai.solver import Solver
 
-import blame.offline_model  # noqa: F401  (registers the offline/... provider)
+import providers.offline_model  # noqa: F401  (registers the offline/... provider)
 from blame.schema import (
     SYSTEM_SPEAKER,
     Attribution,

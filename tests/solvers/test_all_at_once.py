@@ -1,6 +1,6 @@
 """Tests for solvers/all_at_once.py: the single external judge, called directly and through eval().
 
-Every model here is the offline provider (``blame.offline_model``), so nothing touches the network
+Every model here is the offline provider (``providers.offline_model``), so nothing touches the network
 and every answer is a known function of the prompt and the response schema.
 """
 
@@ -21,7 +21,7 @@ from inspect_ai.model._model import init_model_roles
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import TaskState
 
-import blame.offline_model  # noqa: F401  (registers the offline/... provider)
+import providers.offline_model  # noqa: F401  (registers the offline/... provider)
 from blame.render import CUT_MARKER, step_header
 from blame.schema import (
     SYSTEM_SPEAKER,

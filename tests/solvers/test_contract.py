@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from inspect_ai import eval as inspect_eval
 
-import blame.offline_model  # noqa: F401  (registers the offline/... provider)
+import providers.offline_model  # noqa: F401  (registers the offline/... provider)
 from blame.schema import Attribution, Trajectory
 from blame.state import ATTRIBUTION_KEY, TRAJECTORY_KEY
 from solvers import SOLVERS, solver_by_name

@@ -20,7 +20,7 @@ from inspect_ai import Task, eval
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-import blame.offline_model  # noqa: F401  (registers offline/...)
+import providers.offline_model  # noqa: F401  (registers offline/...)
 from blame.render import RenderBudget, render_prefix_blocks, render_steps
 from blame.schema import (
     Attribution,

@@ -38,7 +38,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-import blame.offline_model  # noqa: F401  (registers the offline/... provider)
+import providers.offline_model  # noqa: F401  (registers the offline/... provider)
 from blame.render import RenderBudget
 from blame.schema import (
     Attribution,

@@ -14,7 +14,7 @@ import pytest
 from inspect_ai import eval
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-import blame.offline_model  # noqa: F401  (registers offline/...)
+import providers.offline_model  # noqa: F401  (registers offline/...)
 from blame.safe_controls import boundary_safe_control, with_safe_controls
 from blame.schema import FaultLabel
 from blame.who_and_when import load_who_and_when

