@@ -1,5 +1,5 @@
-"""The benchmark's measurement functions (bench/perf.py), on hand-built calls with hand-computed
-values: what results/bench.md reports is only as right as these."""
+"""The benchmark's measurement functions (bench/reuse.py, bench/report.py), on hand-built calls
+with hand-computed values: what results/bench.md reports is only as right as these."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from inspect_ai.event import ModelEvent
 from inspect_ai.model import ChatMessageUser, GenerateConfig, ModelOutput
 
-from bench.perf import (
+from bench.report import break_even_latency
+from bench.reuse import (
     AUDITOR_QUESTION_START,
-    break_even_latency,
     common_prefix,
     prefix_reuse,
     rendered_call,
@@ -87,7 +87,8 @@ def test_break_even_latency() -> None:
 def test_walk_reuse_stops_where_the_label_says_on_the_real_data() -> None:
     """On Who&When AG: a perfect auditor makes label.step + 1 calls, the full walk one per step;
     and the full walk, a superset of the same prompts, reuses at least as large a share."""
-    from bench.perf import TASKS, walk_reuse
+    from bench.configs import TASKS
+    from bench.reuse import walk_reuse
     from blame.schema import Trajectory
     from blame.state import TRAJECTORY_KEY
 
