@@ -1,0 +1,90 @@
+"""The code's layout: layers import downwards only, and no module is over 600 lines.
+
+The layers, in the order of README.md's *Layout* section: a module may import the suite's own
+packages that come before its package in :data:`LAYERS` (and its own package), nothing above.
+Above all, the core (``blame``) imports no other part of the suite. Imports inside functions
+count too.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+LAYERS = ["blame", "providers", "solvers", "scorers", "tasks", "analysis", "blame_bench", "bench"]
+"""The suite's Python packages, lowest first."""
+MAX_LINES = 600
+SKIPPED_DIRS = {"tests", "__pycache__", "build", "dist", "logs"}
+
+
+def suite_modules() -> list[Path]:
+    """Every ``.py`` file of the repository outside ``tests/``, virtual environments, hidden and
+    build folders."""
+    found = []
+    for folder, dirs, files in os.walk(REPO):
+        dirs[:] = [
+            d for d in dirs
+            if not d.startswith(".") and d not in SKIPPED_DIRS and not d.endswith(".egg-info")
+            and not (Path(folder) / d / "pyvenv.cfg").exists()
+        ]  # fmt: skip
+        found += [Path(folder) / f for f in files if f.endswith(".py")]
+    return sorted(found)
+
+
+def imported_packages(path: Path) -> set[str]:
+    """The top-level names ``path`` imports (absolute imports; relative ones stay in its package)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_the_scan_sees_the_suite() -> None:
+    """The module scan finds every layer's modules and nothing of tests/ or the virtualenv (else
+    the checks below would pass vacuously)."""
+    packages = {p.relative_to(REPO).parts[0] for p in suite_modules()}
+    assert packages == set(LAYERS)
+    assert REPO / "blame" / "schema.py" in suite_modules()
+    assert imported_packages(REPO / "blame_bench" / "_registry.py") >= {"providers", "solvers", "tasks"}
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    """No Python module lives outside the layered packages (a new top-level package or a loose
+    script would escape the import check)."""
+    outside = [str(p.relative_to(REPO)) for p in suite_modules() if p.relative_to(REPO).parts[0] not in LAYERS]
+    assert outside == []
+
+
+def test_layers_import_downwards() -> None:
+    """Each module imports only the suite packages below its own (or its own): the core imports
+    no task, solver, scorer, analysis, provider or entry point."""
+    upward = []
+    for path in suite_modules():
+        layer = path.relative_to(REPO).parts[0]
+        allowed = set(LAYERS[: LAYERS.index(layer) + 1])
+        upward += [f"{path.relative_to(REPO)} imports {name}" for name in imported_packages(path) & set(LAYERS) - allowed]
+    assert upward == []
+
+
+def test_readme_layout_lists_the_layers_in_order() -> None:
+    """README.md's *Layout* section names the packages in the order this test enforces."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    named = [name for name in re.findall(r"`(\w+)/`", section) if name in LAYERS]
+    assert named == LAYERS
+
+
+def test_no_module_over_600_lines() -> None:
+    """Every module outside tests/ has at most 600 lines."""
+    long = {
+        str(p.relative_to(REPO)): n
+        for p in suite_modules()
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}
