@@ -51,20 +51,8 @@ def figures(
     markers = dict(zip(configs, "os^vD<>px"))
     for config in configs:
         rs = [r for r in rows if r["config"] == config]
-        axes[0].scatter(
-            [r["n"] for r in rs],
-            [r["calls"] for r in rs],
-            marker=markers[config],
-            s=18,
-            label=config,
-        )
-        axes[1].scatter(
-            [r["n"] for r in rs],
-            [r["input_tokens"] for r in rs],
-            marker=markers[config],
-            s=18,
-            label=config,
-        )
+        for ax, key in zip(axes, ("calls", "input_tokens")):
+            ax.scatter([r["n"] for r in rs], [r[key] for r in rs], marker=markers[config], s=18, label=config)
     for ax, what in zip(axes, ["model calls per sample", "input tokens per sample"]):
         ax.set_xlabel("log length n (steps)")
         ax.set_ylabel(what)
