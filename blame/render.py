@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from blame.arguments import as_int
 from blame.schema import Step, SystemSpec, Trajectory
 
 CUT_MARKER = "[... {n} characters cut ...]"
@@ -39,8 +40,10 @@ class RenderBudget:
     max_prompt_chars: int = 1500
 
     def __post_init__(self) -> None:
-        if min(self.max_step_chars, self.max_total_chars, self.max_prompt_chars) < 0:
-            raise ValueError(f"render budgets must be >= 0, got {self}")
+        """Each budget is an integer >= 0, named by its solver argument in the error."""
+        as_int("max_step_chars", self.max_step_chars, minimum=0)
+        as_int("max_log_chars", self.max_total_chars, minimum=0)
+        as_int("max_prompt_chars", self.max_prompt_chars, minimum=0)
 
 
 @dataclass

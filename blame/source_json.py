@@ -10,15 +10,22 @@ from blame.errors import DataFormatError
 
 
 def read_json(path: Path) -> Any:
-    """The decoded JSON of ``path``; unreadable or invalid JSON names the file (field ``<json>``)."""
+    """The decoded JSON of ``path``; unreadable or invalid JSON (also NaN/Infinity, integers beyond
+    Python's digit limit, nesting beyond its recursion limit) names the file (field ``<json>``)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise DataFormatError(path, "<file>", f"cannot be read: {error}") from error
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
+        return json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise DataFormatError(path, "<json>", "nested too deeply to read") from None
+    except ValueError as error:  # invalid JSON, NaN/Infinity, an integer beyond Python's digit limit
         raise DataFormatError(path, "<json>", f"not valid JSON: {error}") from error
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def field(

@@ -15,6 +15,7 @@ from inspect_ai.model import (
 )
 
 from blame.schema import Attribution, PhaseUsage
+from solvers._output import answer_notes
 
 
 def response_schema(name: str, schema: dict[str, Any]) -> ResponseSchema:
@@ -59,9 +60,11 @@ async def generate_answer(
     """Call ``model`` on ``messages`` (which must end with a user turn) and book the usage.
 
     ``schema`` is passed as the response format when given; solvers still parse the text
-    robustly, because providers may ignore it.
+    robustly, because providers may ignore it. What parsing will change in the answer (a cut,
+    replaced characters) goes to ``attribution.answer_notes``.
     """
     config = GenerateConfig(response_schema=schema) if schema is not None else GenerateConfig()
     output = await model.generate(messages, config=config)
     book_usage(attribution, phase, output)
+    attribution.answer_notes += [f"{phase}: {note}" for note in answer_notes(output.completion)]
     return output

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
+from blame.arguments import as_optional_str
 from blame.blame_cases import load_blame
 from scorers.vector import vector
-from tasks._common import build_task
+from tasks._common import build_task, load_data
 
 
 @task
 def blame_cortex(solver: str = "poirot", data_dir: str | None = None) -> Task:
     """CORTEX fault attribution over 7 hazard dimensions, scored by exact vector match."""
-    return build_task(load_blame(data_dir, "cortex"), scorer=vector(), solver=solver, name="blame_cortex", headline="vector.exact")
+    data_dir = as_optional_str("data_dir", data_dir)
+    return build_task(load_data(load_blame, data_dir, "cortex"), scorer=vector(), solver=solver, name="blame_cortex", headline="vector.exact")
