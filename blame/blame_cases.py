@@ -308,7 +308,7 @@ def _components(
     for index, name in enumerate(dimensions):
         if not isinstance(name, str):
             raise DataFormatError(case_path, f"dimensions[{index}]", "expected a string")
-        description = schema_rows.get(index)
+        description = schema_rows.get(index, "")
         if index in by_index:
             key = by_index[index]
             agent = agents[key]
