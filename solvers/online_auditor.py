@@ -102,6 +102,7 @@ from inspect_ai.util import span
 from blame.arguments import as_bool, as_choice, as_int
 from blame.render import (
     RenderBudget,
+    join_blocks,
     render_prefix_blocks,
     render_system,
     render_task,
@@ -189,7 +190,7 @@ def audit_header(trajectory: Trajectory, budget: RenderBudget) -> str:
 
 def audit_messages(header: str, blocks: list[str], k: int) -> list[ChatMessage]:
     """The messages of the call on the prefix ending at step ``k`` (see "Prompt layout")."""
-    log = "\n\n".join(blocks[: k + 1])
+    log = join_blocks(blocks[: k + 1])
     text = f"{header}\n{log}\n\n{QUESTION.format(k=k)}"
     return [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=text)]
 

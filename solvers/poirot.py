@@ -87,6 +87,7 @@ from blame.arguments import as_bool, as_choice, as_float, as_int
 from blame.render import (
     RenderBudget,
     cut_middle,
+    fence,
     render_steps,
     render_system,
     render_task,
@@ -261,7 +262,7 @@ class _Session:
         for agent in trajectory.system.agents:
             role = agent.system_prompt or agent.description or f"the {agent.name} agent"
             label = agent.id if agent.name == agent.id else f"{agent.id} ({agent.name})"
-            parts = [PERSONA.format(persona=label, role=cut_middle(role, budget.max_prompt_chars))]
+            parts = [PERSONA.format(persona=label, role=fence(cut_middle(role, budget.max_prompt_chars)))]
             if view == "own":  # the view first: personas whose views start alike share that prefix
                 steps = persona_steps(trajectory, agent.id, view)
                 rendered = render_steps(steps, budget)

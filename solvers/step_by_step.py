@@ -68,6 +68,7 @@ from inspect_ai.util import span
 from blame.arguments import as_bool
 from blame.render import (
     RenderBudget,
+    join_blocks,
     render_prefix_blocks,
     render_steps,
     render_system,
@@ -219,7 +220,7 @@ async def walk_steps(
     for i in indices:
         step = trajectory.steps[i]
         async with span(f"step_{i}"):
-            log_text = heading + "\n" + "\n\n".join(blocks[: i + 1])
+            log_text = heading + "\n" + join_blocks(blocks[: i + 1])
             prompt = user_turn(trajectory, budget, log_text, template.format(i=i, agent=step.agent))
             walk.truncated.update(t for t in truncated if t <= i)
             messages: list[ChatMessage] = [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=prompt)]
