@@ -9,7 +9,6 @@ HTTP (``VLLM_BASE_URL=<base_url>``) without a GPU or a model:
   ``response_format: {"type": "json_schema"}`` the content is a document valid against the sent
   schema (``blame.schema_sampler.sample_from_schema``, policy ``random``, keyed by the request's
   messages and schema, so identical requests get identical answers); otherwise a short sentence.
-- A request for the model ``failing`` gets HTTP 500 with the message :data:`FAILING_MESSAGE`.
 - A request for the model ``overflow`` gets the HTTP 400 vLLM sends when a prompt does not fit
   ("This model's maximum context length is ..."), which the provider turns into an output with
   ``stop_reason="model_length"``.
@@ -40,8 +39,6 @@ from blame.schema_sampler import sample_from_schema
 MODEL_ID = "test-model"
 MAX_MODEL_LEN = 32768
 OVERFLOW_MODEL = "overflow"
-FAILING_MODEL = "failing"
-FAILING_MESSAGE = "fake server: the GPU fell over"
 TEXT_REPLY = "The planner misread the task constraints."
 
 
@@ -151,8 +148,6 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             server.record("POST", self.path, dict(self.headers), body)
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "NotFoundError", "code": 404}})
-            elif body.get("model") == FAILING_MODEL:
-                self._send(500, {"error": {"message": FAILING_MESSAGE, "type": "InternalServerError", "code": 500}})
             elif body.get("model") == OVERFLOW_MODEL:
                 self._send(400, _overflow_error(body))
             else:
