@@ -47,7 +47,7 @@ def test_hostile_answers_among_many_samples(tmp_path: Path) -> None:
     model = get_model("hostile_script/model", custom_outputs=[ModelOutput.from_content("script", a) for a in answers])
     [log] = eval(
         who_and_when(subset="hand_crafted"), model=model, limit=N_SAMPLES,
-        log_dir=str(tmp_path), display="none", max_samples=1,
+        log_dir=str(tmp_path), display="none",
     )  # fmt: skip
     assert log.status == "success", log.error
     assert log.samples is not None and len(log.samples) == N_SAMPLES
