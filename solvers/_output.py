@@ -81,23 +81,26 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 100 else f"{text[:100]}... ({len(text)} characters)"
 
 
-def _clean(value: Any) -> Any:
-    """Decoded JSON with NUL and lone surrogates replaced in every string (depth <= MAX_DEPTH)."""
+def _clean(value: Any, depth: int = 0) -> Any:
+    """Decoded JSON with NUL and lone surrogates replaced in every string; ValueError if it is
+    nested deeper than MAX_DEPTH."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH}")
     if isinstance(value, str):
         return _INVALID.sub("\ufffd", value)
     if isinstance(value, list):
-        return [_clean(v) for v in value]
+        return [_clean(v, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {_clean(k): _clean(v) for k, v in value.items()}
+        return {_clean(k, depth + 1): _clean(v, depth + 1) for k, v in value.items()}
     return value
 
 
 def _decode_object(candidate: str) -> dict[str, Any] | None:
     try:
         value = json.loads(candidate, parse_int=_int)
+        return _clean(value) if isinstance(value, dict) else None
     except (ValueError, RecursionError):
         return None
-    return _clean(value) if isinstance(value, dict) else None
 
 
 def _fenced_blocks(text: str) -> list[str]:

@@ -144,6 +144,7 @@ def test_value_parsers_on_arbitrary_json_values(value: Any) -> None:
         "agent: planner\nstep: " + "9" * 5000,
         '{"agent": "planner", "step": 1, "reason": "\\ud800\\u0000"}',  # lone surrogate, NUL
         "agent: planner\u0000\nstep: 1 \udc80",
+        '{"agent": "planner", "step": 1, "reason": ' + "[" * 900 + "]" * 900 + "}",  # deep but closed
     ],
 )
 def test_long_integers_and_invalid_unicode_never_raise(text: str) -> None:
@@ -152,6 +153,8 @@ def test_long_integers_and_invalid_unicode_never_raise(text: str) -> None:
     agent, step, reason, errors = parse_agent_step(text, STEP.system, N_STEPS, AGENTS)
     if "9" * 5000 in text:
         assert step is None and errors
+    elif "[" * 900 in text:  # nested deeper than MAX_DEPTH: not read as JSON
+        assert extract_json_object(text) is None and errors
     else:
         assert (agent, step, errors) == ("planner", 1, []) and not set("\x00\ud800\udc80") & set(reason)
         assert any("replaced" in note for note in answer_notes(text))
