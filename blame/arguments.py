@@ -10,6 +10,7 @@ also a ``ValueError`` for code that calls a factory directly.
 - ``as_bool``: a bool, 0/1, or (any case) true/false, yes/no, on/off, 1/0. Nothing else.
 - ``as_choice``: one of a fixed list of strings.
 - ``as_int`` / ``as_float``: a number (not a bool) within optional bounds; a float must be finite.
+- ``as_optional_str``: None or a non-empty string (an integer is taken as its digits).
 """
 
 from __future__ import annotations
@@ -71,7 +72,10 @@ def as_float(
 
 
 def as_optional_str(name: str, value: Any) -> str | None:
-    """``value`` if it is None or a non-empty string (e.g. a folder or a component id)."""
+    """``value`` if it is None or a non-empty string (e.g. a folder or a component id); an
+    integer is taken as its digits (YAML reads ``-T data_dir=2024`` as a number)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
     if value is None or (isinstance(value, str) and value.strip()):
         return value
     raise _fail(name, value, "a non-empty string")

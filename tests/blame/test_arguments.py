@@ -63,7 +63,8 @@ BAD_TASK_ARGUMENTS = [
     (aftraj, {"subset": "both", "data_dir": "x"}, "subset='both': expected one of all, safe, unsafe"),
     (aftraj, {"paper_test_split": "sure", "data_dir": "x"}, "paper_test_split"),
     (blame_cortex, {"solver": "nobody"}, "solver='nobody'"),
-    (blame_trading, {"data_dir": 7}, "data_dir=7"),
+    (blame_trading, {"data_dir": True}, "data_dir=True"),
+    (blame_trading, {"data_dir": " "}, "data_dir=' ': expected a non-empty string"),
 ]
 
 
@@ -86,7 +87,7 @@ def test_reference_answer_only_when_asked() -> None:
     [(name, {"structured_output": "flase"}) for name in SOLVERS if "structured_output" in SOLVERS[name].__wrapped__.__code__.co_varnames]
     + [("poirot", {"mode": "C4"}), ("poirot", {"top_k_from_label": "maybe"}), ("poirot", {"beta": "0.5"}),
        ("hybrid", {"fallback": "nope"}), ("online_auditor", {"strategy": "random"}), ("raffles", {"threshold": 1.5}),
-       ("floor_fixed_agent", {"agent": 3}), ("floor_fixed_step", {"step": "1"}), ("all_at_once", {"max_log_chars": -1})],
+       ("floor_fixed_agent", {"agent": [3]}), ("floor_fixed_step", {"step": "1"}), ("all_at_once", {"max_log_chars": -1})],
 )  # fmt: skip
 def test_solvers_refuse_bad_arguments_when_built(name: str, arguments: dict[str, Any]) -> None:
     """Every solver factory checks its arguments when it is built, with a one-line message."""
