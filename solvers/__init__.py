@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 from inspect_ai.solver import Solver
 
+from blame.arguments import as_choice
+
 from solvers.all_at_once import all_at_once
 from solvers.binary_search import binary_search
 from solvers.floors import floor_fixed_agent, floor_fixed_step, floor_most_frequent
@@ -35,11 +37,9 @@ SOLVERS: dict[str, Callable[..., Solver]] = {
 
 
 def solver_by_name(name: str) -> Solver:
-    """A solver built with its default arguments from its ``SOLVERS`` name."""
-    try:
-        return SOLVERS[name]()
-    except KeyError:
-        raise ValueError(f"unknown solver {name!r}; registered solvers: {sorted(SOLVERS)}") from None
+    """A solver built with its default arguments from its ``SOLVERS`` name (an unknown name is a
+    one-line ``PrerequisiteError`` listing the registered ones)."""
+    return SOLVERS[as_choice("solver", name, sorted(SOLVERS))]()
 
 
 __all__ = ["SOLVERS", "solver_by_name"]

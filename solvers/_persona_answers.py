@@ -14,7 +14,7 @@ from typing import Any
 from inspect_ai.model import ModelOutput
 
 from blame.schema import Report, SystemSpec, Vote
-from solvers._output import extract_json_object, output_problem, parse_faulty, parse_step, resolve_component
+from solvers._output import bound_text, extract_json_object, output_problem, parse_faulty, parse_step, resolve_component
 
 
 def report_schema() -> dict[str, Any]:
@@ -63,7 +63,7 @@ def read_report(persona: str, output: ModelOutput) -> Report:
         return Report(persona=persona, errors=[problem])
     data = extract_json_object(output.completion)
     if data is None or not isinstance(data.get("own_trajectory"), str) or not isinstance(data.get("anomalies"), list):
-        return Report(persona=persona, text=output.completion.strip())
+        return Report(persona=persona, text=bound_text(output.completion).strip())
     anomalies = "\n".join(f"- {a}" for a in data["anomalies"]) or "none found"
     return Report(persona=persona, text=f"Own trajectory: {data['own_trajectory']}\nAnomalies:\n{anomalies}")
 

@@ -39,11 +39,12 @@ from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, ge
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
+from blame.arguments import as_bool
 from blame.render import RenderBudget
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
-from solvers._output import extract_json_object, output_problem
+from solvers._output import bound_text, extract_json_object, output_problem
 from solvers.all_at_once import SYSTEM_PROMPT
 from solvers.step_by_step import attribute_step, context_prompt, searchable_steps
 
@@ -107,7 +108,7 @@ def parse_half(text: str) -> tuple[str | None, str, list[str]]:
         return None, reason, [f"'half' is {value!r}, not 'first' or 'second'"]
     named = [half for half, pattern in _WORDS.items() if pattern.search(text)]
     if len(named) == 1:
-        return named[0], text.strip(), []
+        return named[0], bound_text(text).strip(), []
     return None, "", ["the answer names neither half or both" if text.strip() else "empty answer"]
 
 
@@ -138,6 +139,7 @@ def binary_search(
         max_log_chars: render budget for each shown segment, in characters.
         max_prompt_chars: budget per agent system prompt shown to the judge.
     """
+    structured_output = as_bool("structured_output", structured_output)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

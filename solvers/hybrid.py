@@ -36,6 +36,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
+from blame.arguments import as_bool
 from blame.render import RenderBudget
 from blame.schema import Attribution
 from blame.state import model_view_from_state, save_attribution
@@ -78,6 +79,8 @@ def hybrid(
         max_log_chars: render budget for the whole log (and each prefix), in characters.
         max_prompt_chars: budget per agent system prompt shown to the judge.
     """
+    fallback = as_bool("fallback", fallback)
+    structured_output = as_bool("structured_output", structured_output)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

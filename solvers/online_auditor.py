@@ -99,8 +99,10 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
+from blame.arguments import as_bool, as_choice, as_int
 from blame.render import (
     RenderBudget,
+    join_blocks,
     render_prefix_blocks,
     render_system,
     render_task,
@@ -188,7 +190,7 @@ def audit_header(trajectory: Trajectory, budget: RenderBudget) -> str:
 
 def audit_messages(header: str, blocks: list[str], k: int) -> list[ChatMessage]:
     """The messages of the call on the prefix ending at step ``k`` (see "Prompt layout")."""
-    log = "\n\n".join(blocks[: k + 1])
+    log = join_blocks(blocks[: k + 1])
     text = f"{header}\n{log}\n\n{QUESTION.format(k=k)}"
     return [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=text)]
 
@@ -285,12 +287,10 @@ def online_auditor(
         max_log_chars: render budget for the whole log, in characters.
         max_prompt_chars: budget per agent system prompt shown to the auditor.
     """
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
-    if isinstance(stride, bool) or not isinstance(stride, int) or stride < 1:
-        raise ValueError(f"stride must be an integer >= 1, got {stride!r}")
-    if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
-        raise ValueError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
+    structured_output = as_bool("structured_output", structured_output)
+    strategy = as_choice("strategy", strategy, STRATEGIES)  # type: ignore[assignment]
+    stride = as_int("stride", stride, minimum=1)
+    max_concurrency = as_int("max_concurrency", max_concurrency, minimum=1)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

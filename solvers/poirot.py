@@ -83,9 +83,11 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
+from blame.arguments import as_bool, as_choice, as_float, as_int
 from blame.render import (
     RenderBudget,
     cut_middle,
+    fence,
     render_steps,
     render_system,
     render_task,
@@ -260,7 +262,7 @@ class _Session:
         for agent in trajectory.system.agents:
             role = agent.system_prompt or agent.description or f"the {agent.name} agent"
             label = agent.id if agent.name == agent.id else f"{agent.id} ({agent.name})"
-            parts = [PERSONA.format(persona=label, role=cut_middle(role, budget.max_prompt_chars))]
+            parts = [PERSONA.format(persona=label, role=fence(cut_middle(role, budget.max_prompt_chars)))]
             if view == "own":  # the view first: personas whose views start alike share that prefix
                 steps = persona_steps(trajectory, agent.id, view)
                 rendered = render_steps(steps, budget)
@@ -422,21 +424,17 @@ def poirot(
         max_step_chars, max_log_chars, max_prompt_chars: render budgets (``blame.render``).
         max_report_chars: cut for each report, question and answer quoted into a prompt.
     """
-    checks = {
-        "mode": (mode, MODES),
-        "persona_view": (persona_view, get_args(PersonaView)),
-        "hazard_space": (hazard_space, get_args(HazardSpace)),
-        "weighting": (weighting, agg.WEIGHTINGS),
-    }
-    for name, (value, allowed) in checks.items():
-        if value not in allowed:
-            raise ValueError(f"poirot: {name}={value!r}; use one of {allowed}")
-    if rounds < 1 or max_questions < 1 or max_report_chars < 0:
-        raise ValueError(
-            f"poirot: rounds ({rounds}) and max_questions ({max_questions}) must be >= 1, max_report_chars >= 0"
-        )
-    if beta < 0 or not 0 < threshold <= 1:
-        raise ValueError(f"poirot: need beta >= 0 (got {beta}) and 0 < threshold <= 1 (got {threshold})")
+    top_k_from_label = as_bool("top_k_from_label", top_k_from_label)
+    structured_output = as_bool("structured_output", structured_output)
+    mode = as_choice("mode", mode, MODES)  # type: ignore[assignment]
+    persona_view = as_choice("persona_view", persona_view, get_args(PersonaView))  # type: ignore[assignment]
+    hazard_space = as_choice("hazard_space", hazard_space, get_args(HazardSpace))  # type: ignore[assignment]
+    weighting = as_choice("weighting", weighting, agg.WEIGHTINGS)  # type: ignore[assignment]
+    rounds = as_int("rounds", rounds, minimum=1)
+    max_questions = as_int("max_questions", max_questions, minimum=1)
+    max_report_chars = as_int("max_report_chars", max_report_chars, minimum=0)
+    beta = as_float("beta", beta, minimum=0)
+    threshold = as_float("threshold", threshold, above=0, maximum=1)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
     settings = {
         "mode": mode, "rounds": rounds, "max_questions": max_questions, "persona_view": persona_view,

@@ -71,6 +71,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
+from blame.arguments import as_bool, as_int
 from blame.render import (
     RenderBudget,
     cut_middle,
@@ -232,7 +233,7 @@ def parse_candidate(text: str, trajectory: Trajectory) -> tuple[dict[str, Any] |
 def parse_confidence(value: Any) -> tuple[int | None, str | None]:
     """(confidence, error): an integer 0..100 (also ``"85"``, ``"85%"``, ``85.0``)."""
     if isinstance(value, str):
-        numbers = _NUMBER.findall(value)
+        numbers = _NUMBER.findall(value[:1000])
         value = float(numbers[0]) if len(numbers) == 1 else value
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -394,10 +395,9 @@ def raffles(
         max_log_chars: render budget for the whole log, in characters.
         max_prompt_chars: budget per agent system prompt shown to the models.
     """
-    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 1:
-        raise ValueError(f"raffles: max_iterations must be an integer >= 1, got {max_iterations!r}")
-    if isinstance(threshold, bool) or not isinstance(threshold, int) or not 0 <= threshold <= MAX_TOTAL:
-        raise ValueError(f"raffles: threshold must be an integer in 0..{MAX_TOTAL}, got {threshold!r}")
+    structured_output = as_bool("structured_output", structured_output)
+    max_iterations = as_int("max_iterations", max_iterations, minimum=1)
+    threshold = as_int("threshold", threshold, minimum=0, maximum=MAX_TOTAL)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

@@ -65,8 +65,10 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
+from blame.arguments import as_bool
 from blame.render import (
     RenderBudget,
+    join_blocks,
     render_prefix_blocks,
     render_steps,
     render_system,
@@ -75,7 +77,7 @@ from blame.render import (
 from blame.schema import SYSTEM_SPEAKER, Attribution, Step, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
-from solvers._output import extract_json_object, output_problem
+from solvers._output import bound_text, extract_json_object, output_problem
 from solvers.all_at_once import SYSTEM_PROMPT
 
 VERDICTS_KEY = "step_by_step_verdicts"
@@ -148,9 +150,9 @@ def parse_yes_no(text: str, key: str) -> tuple[bool | None, str, list[str]]:
         if isinstance(value, str) and value.strip().lower() in _YES | _NO:
             return value.strip().lower() in _YES, reason, []
         return None, reason, [f"'{key}' is {value!r}, not true or false"]
-    match = _LEADING.match(text)
+    match = _LEADING.match(text[:200])  # a leading word: the head suffices, and bounds the match
     if match:
-        return match.group(1).lower() in _YES, text.strip(), []
+        return match.group(1).lower() in _YES, bound_text(text).strip(), []
     return None, "", [f"no JSON object with '{key}' and no leading yes/no in the answer"]
 
 
@@ -218,7 +220,7 @@ async def walk_steps(
     for i in indices:
         step = trajectory.steps[i]
         async with span(f"step_{i}"):
-            log_text = heading + "\n" + "\n\n".join(blocks[: i + 1])
+            log_text = heading + "\n" + join_blocks(blocks[: i + 1])
             prompt = user_turn(trajectory, budget, log_text, template.format(i=i, agent=step.agent))
             walk.truncated.update(t for t in truncated if t <= i)
             messages: list[ChatMessage] = [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=prompt)]
@@ -285,6 +287,7 @@ def step_by_step(
         max_log_chars: render budget for each shown prefix of the log, in characters.
         max_prompt_chars: budget per agent system prompt shown to the judge.
     """
+    structured_output = as_bool("structured_output", structured_output)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

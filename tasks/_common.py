@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from inspect_ai import Task
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
+from blame.errors import DataFormatError, DatasetNotFoundError
 from blame.paths import provenance
 from blame.render import render_log
 from blame.schema import Scalar, Trajectory
 from blame.state import SHOW_REFERENCE_KEY, TRAJECTORY_KEY
 from scorers.vector import FAULT_GROUP_KEY, fault_group
 from solvers import solver_by_name
+
+
+def load_data(loader: Callable[..., list[Trajectory]], *args: object) -> list[Trajectory]:
+    """``loader(*args)``, with a missing or malformed dataset raised as Inspect's one-line
+    ``PrerequisiteError`` (file, field and problem; no traceback)."""
+    try:
+        return loader(*args)
+    except (DataFormatError, DatasetNotFoundError) as error:
+        raise PrerequisiteError(f"{type(error).__name__}: {error}") from error
 
 
 def target_text(trajectory: Trajectory) -> str:

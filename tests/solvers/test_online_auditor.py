@@ -21,7 +21,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 import blame.offline_model  # noqa: F401  (registers offline/...)
-from blame.render import RenderBudget, render_prefix_blocks, render_steps
+from blame.render import END_OF_LOG, RenderBudget, join_blocks, render_prefix_blocks, render_steps
 from blame.schema import (
     Attribution,
     Component,
@@ -159,7 +159,7 @@ def test_prefix_blocks_are_shared_prefixes():
     blocks, truncated = render_prefix_blocks(t, RenderBudget())
     assert truncated == []
     for k in range(8):
-        assert "\n\n".join(blocks[: k + 1]) == render_steps(t.steps[: k + 1]).text
+        assert join_blocks(blocks[: k + 1]) == render_steps(t.steps[: k + 1]).text
         if k < 7:
             assert "\n\n".join(blocks[: k + 2]).startswith("\n\n".join(blocks[: k + 1]))
 
@@ -171,13 +171,13 @@ def test_prefix_blocks_one_cut_for_the_whole_trajectory():
     budget = RenderBudget(max_step_chars=400, max_total_chars=1200)
     blocks, truncated = render_prefix_blocks(t, budget)
     assert truncated == list(range(6))
-    assert len("\n\n".join(blocks)) <= 1200
+    assert len(join_blocks(blocks)) <= 1200
 
     def at(limit: int) -> list[str]:
-        return [render_steps([s], RenderBudget(limit, 10**9)).text for s in t.steps]
+        return [render_steps([s], RenderBudget(limit, 10**9)).text.removesuffix(f"\n\n{END_OF_LOG}") for s in t.steps]
 
     [limit] = [m for m in range(401) if at(m) == blocks]  # one per-step limit for every step
-    assert len("\n\n".join(at(limit + 1))) > 1200  # and the largest that fits
+    assert len(join_blocks(at(limit + 1))) > 1200  # and the largest that fits
 
 
 def test_prompt_layout_shares_the_growing_log():
@@ -194,7 +194,7 @@ def test_prompt_layout_shares_the_growing_log():
         assert messages[-1].text.endswith(QUESTION.format(k=k))
         texts.append(messages[-1].text)
     for k in range(4):
-        shared = texts[k][: -len("\n\n" + QUESTION.format(k=k))]
+        shared = texts[k][: -len(f"\n\n{END_OF_LOG}\n\n" + QUESTION.format(k=k))]
         assert texts[k + 1].startswith(shared)
         assert shared.endswith(f"msg {k}")  # the shared part runs to the end of the shorter log
 
