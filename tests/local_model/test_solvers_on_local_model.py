@@ -16,7 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from inspect_ai.event import ModelEvent
 from inspect_ai.log import list_eval_logs, read_eval_log
+from inspect_ai.model import ChatMessageTool
 
 from blame.local_model import SERVED_MODEL_NAME, LocalModelServer
 from blame.schema import Attribution, Trajectory
@@ -73,6 +75,12 @@ def test_solver_on_local_model(solver_name: str, task_name: str, server: LocalMo
     trajectory = Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY])
     assert attribution.valid or attribution.errors, "an invalid attribution must say why"
     assert set(attribution.faulty) <= set(trajectory.system.ids)
+    if solver_name == "tool_caller":  # real tool calling: the log shows whether a call was made
+        planner = [e for e in sample.events if isinstance(e, ModelEvent) and "You are the Planner." in e.input[1].text]
+        assert planner and [t.name for t in planner[0].tools] == ["judge_step"]
+        records = sample.store["tool_caller"]
+        assert len(records) == sum(isinstance(m, ChatMessageTool) for m in sample.messages)
+        print(f"tool_caller on {sample_id}: {len(records)} judge_step call(s): {records}")
     if solver_name not in NO_MODEL:
         assert attribution.calls >= 1
         assert sample.model_usage, "token usage must be recorded"
