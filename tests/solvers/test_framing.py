@@ -70,29 +70,23 @@ def test_safe_controls_frame_every_sample_neutrally() -> None:
 
 
 @pytest.mark.parametrize("solver_name", MODEL_SOLVERS)
-def test_every_method_answers_no_fault_and_it_is_scored_as_no_alarm(solver_name: str, tmp_path: Any) -> None:
-    """Under unknown outcome, a model that finds no decisive error yields a *valid* Attribution
-    with no agent, step or alarm and no faulty component; the auditing scorer counts it as "no
-    alarm" (a true negative on a safe run, a miss on a failed one), never as invalid."""
-    trajectory = unknown(step_trajectory())
-    sample = run_one(trajectory, SOLVERS[solver_name](), answering(says_no_fault), tmp_path)
-    attribution = saved(sample)
-    assert attribution.valid, attribution.errors
-    assert (attribution.agent, attribution.step, attribution.alarm_step, attribution.faulty) == (None, None, None, [])
-    safe = auditing_values(attribution, trajectory.model_copy(update={"label": None}))
-    assert (safe["alarm"], safe["false_alarm"], safe["invalid"]) == (0.0, 0.0, 0.0)
-    failed = auditing_values(attribution, trajectory)
-    assert (failed["alarm"], failed["fn"], failed["invalid"]) == (0.0, 1.0, 0.0)
-
-
-@pytest.mark.parametrize("solver_name", MODEL_SOLVERS)
-def test_the_label_never_changes_the_instructions(solver_name: str, tmp_path: Any) -> None:
-    """Under unknown outcome a failed log and the same log without its label (a safe run) receive
-    byte-identical prompts, call for call: the framing reveals nothing about the label."""
+def test_every_method_answers_no_fault_with_label_blind_prompts(solver_name: str, tmp_path: Any) -> None:
+    """Under unknown outcome, on a failed log and on the same log without its label (a safe run):
+    the prompts are byte-identical, call for call (the framing reveals nothing about the label);
+    a model that finds no decisive error yields a *valid* Attribution with no agent, step or alarm
+    and no faulty component; the auditing scorer counts it as "no alarm" (a true negative on the
+    safe run, a miss on the failed one), never as invalid."""
     failed = unknown(step_trajectory())
     safe = failed.model_copy(update={"label": None})
-    texts = [prompts(run_one(t, SOLVERS[solver_name](), answering(says_no_fault), tmp_path / t.id)) for t in (failed, safe)]
-    assert texts[0] == texts[1] and texts[0]
+    samples = [run_one(t, SOLVERS[solver_name](), answering(says_no_fault), tmp_path / t.id) for t in (failed, safe)]
+    assert prompts(samples[0]) == prompts(samples[1]) and prompts(samples[0])
+    for sample, trajectory in zip(samples, (failed, safe)):
+        attribution = saved(sample)
+        assert attribution.valid, attribution.errors
+        assert (attribution.agent, attribution.step, attribution.alarm_step, attribution.faulty) == (None, None, None, [])
+        values = auditing_values(attribution, trajectory)
+        assert (values["alarm"], values["invalid"], values["false_alarm"], values["fn"]) == (
+            0.0, 0.0, 0.0, float(trajectory.label is not None))
 
 
 def test_a_log_and_its_control_get_the_same_instructions(tmp_path: Any) -> None:
