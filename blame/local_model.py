@@ -85,7 +85,7 @@ def translate_response_format(body: bytes) -> bytes:
     return json.dumps(request).encode()
 
 
-TOOL_PROMPT = """\
+TOOL_PROMPT = """
 
 You can call these tools:
 {tools}
