@@ -9,6 +9,7 @@ w = 0.75 - 2/15 = 0.61666.. (rounded 0.6167).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -17,6 +18,8 @@ from inspect_ai.event import ModelEvent
 from test_poirot import Script, _plant, _run, _saved
 
 import blame.offline_model  # noqa: F401  (registers the offline/... provider)
+from blame.blame_cases import load_blame
+from blame.paths import BLAME, resolve_data_dir
 from blame.schema import Attribution, Vote
 from blame.state import ATTRIBUTION_KEY
 from solvers._aggregation import cap, scores, top_components, weigh
@@ -144,3 +147,39 @@ def test_bad_new_options_raise_when_built(options: dict[str, Any]) -> None:
 def test_the_paper_preset_is_label_informed() -> None:
     """The preset reads the true fault count, and says so in its definition."""
     assert PRESETS["paper"]["top_k_from_label"] is True
+
+
+def recorded_vote_sets() -> list[tuple[str, list[str], dict[str, Any]]]:
+    """(case id, hazard dimensions, the reference's recorded Phase-2 voting results) of every
+    TradingAgents case: the public cases embed a run of the reference (the loader strips it from
+    what models see; it is read here from the raw file)."""
+    root = resolve_data_dir(BLAME) / "benchmarks" / "trading_agents" / "cases"
+    return [
+        (t.id, t.system.ids, json.loads((root / f"{t.id}.json").read_text())["session"]["phase2"]["phase2_voting_results"])
+        for t in load_blame(None, "trading")
+    ]
+
+
+@pytest.mark.parametrize(("case", "dims", "recorded"), recorded_vote_sets(), ids=lambda x: x if isinstance(x, str) else "")
+def test_reference_rounding_reproduces_the_recorded_aggregation(case: str, dims: list[str], recorded: dict[str, Any]) -> None:
+    """On the vote sets the reference recorded in the six TradingAgents cases: our proximity weight
+    rounded to 4 decimals equals the recorded ``vote_weight`` for every voter with a position (the
+    recorded runs gave the trader an all-zero position, an older reference version, so its
+    recorded weight is used as is); the scores summed in voter-id order equal the recorded
+    ``dimension_scores``; and max_faulty=1 picks the recorded winner, with the recorded ties
+    (trading_session_7: trader and risky_analyst tie, trader wins)."""
+    votes = []
+    for v in recorded["agent_votes"]:
+        voter = v["agent_name"].rsplit("_v", 1)[0]
+        vote = Vote(voter=voter, faulty=[d for d, x in zip(dims, v["voted_location"]) if x == 1])
+        if 1 in v["agent_position"]:
+            assert dims[v["agent_position"].index(1)] == voter
+            weigh([vote], dims, "proximity", decimals=4)
+            assert vote.weight == v["vote_weight"], (voter, vote.weight, v["vote_weight"])
+        vote.weight = v["vote_weight"]
+        votes.append(vote)
+    score = scores(votes, dims, voter_order=True)
+    assert [round(s, 4) for s in score.values()] == recorded["dimension_scores"]
+    winner = dims[recorded["winning_location"]["dimension_index"]]
+    tied = [dims[t["dimension_index"]] for t in recorded["tied_locations"] or []]
+    assert cap(score, [d for d in dims if score[d] > 0], 1, exact=True) == ([winner], tied)
