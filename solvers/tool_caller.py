@@ -21,7 +21,10 @@ Protocol (one sample):
    further call is refused (a tool error that tells the Planner to answer now; no Judge call).
    A call naming a step outside the log is answered with an error and counts toward the limit.
    The loop ends when the Planner answers without a tool call; after ``max_tool_calls + 2``
-   Planner turns it is asked once more with tools disabled (``tool_choice="none"``).
+   Planner turns it is asked once more with tools disabled (``tool_choice="none"``) and, with
+   ``structured_output``, the answer's JSON schema. An answer without a tool call that cannot be
+   read gets that same forced turn once (a user turn says why), also only with
+   ``structured_output``.
 4. **Answer**: the Planner's final text, read exactly as all-at-once reads its judge's answer
    (``solvers.all_at_once.read_answer``: agent and step, or the faulty set on vector data; under
    unknown outcome the "no fault" answer of ``solvers._framing``). An unusable answer is an
@@ -34,12 +37,14 @@ the sample's messages, so the log shows whether the Planner used the tool.
 Calls per sample: P + J, where J <= ``max_tool_calls`` is the number of accepted calls naming a
 step of the log (Judge calls) and P the Planner's turns: 1 with no tool call, and at most
 ``max_tool_calls + 3`` (one turn per tool-calling turn, a refused turn, and the forced answer);
-with one tool call per turn and no refusal, P = J + 1, so 1 (no call) to 7 (three calls).
+with one tool call per turn, no refusal and a readable answer, P = J + 1, so 1 (no call) to 7
+(three calls); an unreadable answer adds the forced turn (+1).
 Every call carries the whole log (O(n) tokens); the Planner's prompt grows with the tool results.
 
 Where the paper is silent we chose: the Judge reads the whole log (not a prefix); a call naming a
 step outside the log counts toward the limit; structured output applies only to the forced
-final turn (tools and a response schema in one request are not supported by every provider).
+final turn (tools and a response schema in one request are not supported by every provider:
+vLLM's guided decoding would keep the Planner from writing a tool call).
 """
 
 from __future__ import annotations
@@ -103,6 +108,8 @@ Answer with a JSON object only:
 {{"reason": "<one or two sentences of evidence>", "decisive_error": <true or false>}}"""
 
 VECTOR_SITUATION = "A hazard event occurred in the session above: one or more components were faulty."
+
+REPAIR = "Your answer could not be read ({problems}). Give your final answer now as the JSON object only."
 
 REFUSED = "judge_step was already called {n} times, the most allowed. Give your final answer now, without calling a tool."
 
@@ -169,6 +176,14 @@ def judge_step_tool(
     return judge_step()
 
 
+def _answer_problems(output: ModelOutput, trajectory: Trajectory) -> list[str]:
+    """Why the Planner's answer is unusable (empty when it can be read)."""
+    problem = output_problem(output)
+    if problem:
+        return [problem]
+    return read_answer(output.completion, trajectory, Attribution(method="tool_caller")).errors
+
+
 def planner_prompt(trajectory: Trajectory, log_text: str, budget: RenderBudget, max_calls: int) -> str:
     """The Planner's user turn: task, system, log, instructions."""
     if trajectory.label_kind == "step":
@@ -219,9 +234,10 @@ def tool_caller(
             ChatMessageUser(content=planner_prompt(trajectory, log.text, budget, max_tool_calls)),
         ]
         output: ModelOutput | None = None
+        repair = False
         async with span("planner"):
             for turn in range(max_tool_calls + 3):
-                forced = turn == max_tool_calls + 2
+                forced = repair or turn == max_tool_calls + 2
                 config = GenerateConfig()
                 if forced and structured_output:
                     schema = step_schema(trajectory) if trajectory.label_kind == "step" else vector_schema(trajectory)
@@ -230,7 +246,12 @@ def tool_caller(
                 book_usage(attribution, "planner", output)
                 messages.append(output.message)
                 if forced or not output.message.tool_calls:
-                    break
+                    problems = _answer_problems(output, trajectory)
+                    if forced or not problems or not structured_output:
+                        break
+                    repair = True  # one more turn, tools off, the answer's schema sent
+                    messages.append(ChatMessageUser(content=REPAIR.format(problems="; ".join(problems))))
+                    continue
                 result = await execute_tools(messages, tools)
                 messages.extend(result.messages)
         state.messages = messages

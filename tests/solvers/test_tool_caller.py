@@ -98,11 +98,15 @@ def test_step_outside_the_log_counts_and_is_an_error(tmp_path: Any) -> None:
 
 
 def test_vector_data_and_unusable_answers(tmp_path: Any) -> None:
-    """On vector data the answer is a faulty set; an unusable final answer is invalid with the reason."""
+    """On vector data the answer is a faulty set. An unreadable answer gets one forced turn (tools
+    off, the schema sent, a user turn saying why); still unreadable, it is invalid with the reason."""
     good = run_one(vector_trajectory(), tool_caller(), Planner([0], '{"reason": "r", "faulty": ["sensor"]}').model(), tmp_path)
     assert saved(good).valid and saved(good).faulty == ["sensor"]
-    bad = run_one(step_trajectory(), tool_caller(), Planner([], "no idea").model(), tmp_path)
+    planner = Planner([], "no idea")
+    bad = run_one(step_trajectory(), tool_caller(), planner.model(), tmp_path)
     assert not saved(bad).valid and saved(bad).errors
+    assert planner.turns == ["auto", "none"]  # one forced repair turn, with the reason
+    assert "Your answer could not be read" in bad.messages[-2].text
 
 
 @pytest.mark.parametrize("value", [-1, True, "3"])
