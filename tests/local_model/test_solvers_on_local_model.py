@@ -87,10 +87,12 @@ def test_solver_on_local_model(solver_name: str, task_name: str, server: LocalMo
 def test_tool_caller_makes_real_tool_calls_on_local_model(server: LocalModelServer, tmp_path: Path) -> None:
     """The Tool-Caller on SmolLM2 through the server's JSON tool-call format: the Planner is
     offered the judge_step tool, and the log shows whether it called it (every recorded call has
-    its tool message in the conversation). One sample, at most one tool call, a small budget."""
+    its tool message in the conversation). One sample, at most one tool call, a small budget and no
+    repair turn (``structured_output=false``), to bound the run time."""
     task_file, task_args, sample_id = TASKS["who_and_when_ag"]
     command = [INSPECT, "eval", task_file, *task_args, "--solver", "solvers/tool_caller.py@tool_caller",
-               "-S", "max_tool_calls=1", "-S", "max_log_chars=2000", "-S", "max_prompt_chars=300",
+               "-S", "max_tool_calls=1", "-S", "max_log_chars=1500", "-S", "max_prompt_chars=300",
+               "-S", "structured_output=false",
                "--model", f"vllm/{SERVED_MODEL_NAME}", "--sample-id", sample_id, "--max-tokens", "64",
                "--log-dir", str(tmp_path), "--display", "none"]
     env = {**os.environ, "VLLM_BASE_URL": server.base_url, "VLLM_API_KEY": "local"}
