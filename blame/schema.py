@@ -8,6 +8,8 @@ Conventions (every part of the suite relies on them):
 - A component's ``id`` is its stable key. ``SystemSpec.components`` is ordered and that order IS
   the order of the binary hazard vector (``SystemSpec.vector``).
 - ``Trajectory.label is None`` marks a *safe* control (no decisive fault).
+- ``Trajectory.outcome_known`` says whether the session is known to have failed (Who&When, BLAME)
+  or not (safe controls, AFTraj). A task frames its samples by it (``blame.state``).
 - Solvers only ever see ``Trajectory.model_view()``: no label, no ``meta`` covariates, and no
   reference answer unless a task argument asks for it.
 
@@ -149,6 +151,10 @@ class Trajectory(_Model):
     steps: list[Step]
     label: FaultLabel | None = None
     meta: dict[str, Scalar] = Field(default_factory=dict)
+    outcome_known: bool = True
+    """True: the session is known to have failed (Who&When, BLAME). False: it may or may not
+    have (a safe control, AFTraj). A trajectory without a label counts as unknown whatever this
+    says. In a solver's view (``blame.state.model_view_from_state``) it holds the task's framing."""
 
     @model_validator(mode="after")
     def _check(self) -> Trajectory:

@@ -21,6 +21,7 @@ from solvers.online_auditor import online_auditor
 from solvers.poirot import poirot
 from solvers.raffles import raffles
 from solvers.step_by_step import step_by_step
+from solvers.tool_caller import tool_caller
 
 SOLVERS: dict[str, Callable[..., Solver]] = {
     "all_at_once": all_at_once,
@@ -33,6 +34,7 @@ SOLVERS: dict[str, Callable[..., Solver]] = {
     "floor_fixed_agent": floor_fixed_agent,
     "floor_fixed_step": floor_fixed_step,
     "online_auditor": online_auditor,
+    "tool_caller": tool_caller,
 }
 
 

@@ -16,7 +16,8 @@ Rules, all recorded in the store under ``hybrid``:
 - The judge's answer is unusable: the Attribution is invalid with the judge's reasons; no walk.
   On step-labelled data only the agent is needed: a usable agent with an unusable step is
   walked all the same (and has no judge step to fall back on).
-- Vector data, the judge names no faulty component: that is the answer (no fault); no walk.
+- The judge gives the "no fault" answer (vector data: no faulty component; step data under
+  unknown outcome, ``solvers._framing``: agent and step null): that is the answer; no walk.
 - Nothing flagged (also: the chosen agent never speaks, or the walk hit a context overflow):
   with ``fallback=True`` (default) the judge's own answer stands (step-labelled: its agent and
   step; vector: its faulty set); with ``fallback=False`` the Attribution is invalid.
@@ -112,13 +113,13 @@ def hybrid(
 
         # On step data the walk needs only the judge's agent: a usable agent with an unusable
         # step still gets its walk (the fallback then has no step to offer).
-        usable = judge.agent is not None if trajectory.label_kind == "step" else judge.valid
+        usable = judge.valid or (trajectory.label_kind == "step" and judge.agent is not None)
         if not usable:
             record["outcome"] = "invalid"
             attribution.truncated_steps = truncated
             for error in judge.errors:
                 attribution.invalid(f"judge: {error}")
-        elif not judge.faulty:  # vector data: the legal "no fault" answer
+        elif not judge.faulty:  # the legal "no fault" answer (vector data; unknown outcome)
             record["outcome"] = "no_fault"
             attribution.reason, attribution.truncated_steps = judge.reason, truncated
         else:

@@ -24,10 +24,11 @@ Unusable and missing answers
   "no" and the walk goes on, like the original (it stopped only on a reply starting "1. yes").
   Every answer, usable or not, is recorded in the store under ``step_by_step_verdicts``.
 - A context overflow (``stop_reason=model_length``) ends the walk: later prefixes are longer.
-- Nothing flagged: on step-labelled data (every log failed) the Attribution is invalid ("no step
-  was judged decisive"); on vector-labelled data it is the legal "no fault" answer
-  (``faulty=[]``) **if every answer was a usable "no"**, and invalid otherwise (an unusable
-  answer might have been the "yes").
+- Nothing flagged: on step-labelled data of known failures the Attribution is invalid ("no step
+  was judged decisive"); on vector-labelled data, and on step-labelled data under unknown outcome
+  (``solvers._framing``; the question then says the session may or may not have failed), it is
+  the legal "no fault" answer (``faulty=[]``, no agent, no step) **if every answer was a usable
+  "no"**, and invalid otherwise (an unusable answer might have been the "yes").
 
 Calls per sample: k, the 1-based position of the first flagged step among the m searchable
 steps (m = n on Who&When); m when nothing is flagged; fewer if a context overflow ends the walk.
@@ -77,6 +78,7 @@ from blame.render import (
 from blame.schema import SYSTEM_SPEAKER, Attribution, Step, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
+from solvers._framing import admits_no_fault
 from solvers._output import bound_text, extract_json_object, output_problem
 from solvers.all_at_once import SYSTEM_PROMPT
 
@@ -86,13 +88,20 @@ VERDICTS_KEY = "step_by_step_verdicts"
 DECISIVE = "decisive_error"
 
 STEP_QUESTION = """\
-The session failed to solve its task. You are reading its log one step at a time: above are \
+{situation} You are reading its log one step at a time: above are \
 steps 0 to {i}, and later steps are not shown. Decide whether step {i}, produced by \
 {agent}, is the decisive error: the mistake that led to the failure, made at this step rather \
 than inherited from an earlier step. Judge step {i} only.
 
 Answer with a JSON object only:
 {{"reason": "<one or two sentences of evidence>", "decisive_error": <true or false>}}"""
+
+STEP_SITUATION = {
+    True: "The session failed to solve its task.",
+    False: "The session may or may not have failed to solve its task: it may or may not contain a "
+    "decisive error, and if it does not, no step is one.",
+}
+"""The opening of the step question by framing (``Trajectory.outcome_known``; ``solvers._framing``)."""
 
 VECTOR_STEP_QUESTION = """\
 A hazard event may have occurred in this session: one or more components of the system may have \
@@ -213,7 +222,10 @@ async def walk_steps(
     ``attribution`` under ``phase``.
     """
     walk = Walk()
-    template = STEP_QUESTION if trajectory.label_kind == "step" else VECTOR_STEP_QUESTION
+    if trajectory.label_kind == "step":
+        template = STEP_QUESTION.replace("{situation}", STEP_SITUATION[trajectory.outcome_known])
+    else:
+        template = VECTOR_STEP_QUESTION
     schema = response_schema("step_verdict", decisive_schema()) if structured_output else None
     blocks, truncated = render_prefix_blocks(trajectory, budget)
     heading = f"Session log ({len(trajectory.steps)} steps in all, numbered from 0; shown up to the step in question):"
@@ -264,7 +276,7 @@ def conclude_walk(walk: Walk, trajectory: Trajectory, attribution: Attribution) 
         return attribution.invalid(f"the walk stopped at a context overflow ({walk.overflow})")
     if asked == 0:
         return attribution.invalid("the log has no step produced by a component")
-    if trajectory.label_kind == "vector" and walk.unusable == 0:
+    if admits_no_fault(trajectory) and walk.unusable == 0:
         attribution.reason = f"none of the {asked} steps was judged a decisive fault"
         return attribution
     return attribution.invalid(
