@@ -65,6 +65,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolError, tool
 from inspect_ai.util import span
 
+from blame.arguments import as_bool, as_int
 from blame.render import RenderBudget, render_log
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
@@ -215,8 +216,8 @@ def tool_caller(
         max_log_chars: render budget for the whole log, in characters.
         max_prompt_chars: budget per agent system prompt shown to the models.
     """
-    if isinstance(max_tool_calls, bool) or not isinstance(max_tool_calls, int) or max_tool_calls < 0:
-        raise ValueError(f"tool_caller: max_tool_calls must be an integer >= 0, got {max_tool_calls!r}")
+    max_tool_calls = as_int("max_tool_calls", max_tool_calls, minimum=0)
+    structured_output = as_bool("structured_output", structured_output)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

@@ -234,5 +234,6 @@ def test_cli_without_data_dir_is_a_clear_error(tmp_path: Path):
         cwd=REPO, capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "500"},
     )  # Inspect prints a PrerequisiteError as one message, no traceback (unless --display none)
     assert result.returncode != 0
-    lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
-    assert len(lines) == 1 and "-T data_dir=" in lines[0]
+    output = (result.stdout + result.stderr).strip()
+    assert "Traceback" not in output and output.startswith("DatasetNotFoundError: The aftraj dataset was not found")
+    assert "-T data_dir=" in output and "places tried" in output
