@@ -30,6 +30,7 @@ CONFIGS: dict[str, Callable[[], Solver]] = {
     "step_by_step": SOLVERS["step_by_step"],
     "binary_search": SOLVERS["binary_search"],
     "hybrid": SOLVERS["hybrid"],
+    "tool_caller": SOLVERS["tool_caller"],
     "auditor[seq]": lambda: SOLVERS["online_auditor"](strategy="sequential"),
     "auditor[par]": lambda: SOLVERS["online_auditor"](strategy="parallel", max_concurrency=AUDITOR_CONCURRENCY),
 }

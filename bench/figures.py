@@ -48,7 +48,7 @@ def figures(
     plt.close(fig)
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    markers = dict(zip(configs, "os^vD<>px"))
+    markers = dict(zip(configs, "os^vD<>pxh*"))
     for config in configs:
         rs = [r for r in rows if r["config"] == config]
         for ax, key in zip(axes, ("calls", "input_tokens")):

@@ -34,7 +34,7 @@ def protocol_rounds(config: str, a: Attribution, store: dict[str, Any]) -> int:
         return sum(1 + (record["candidate"] is not None) for record in store["raffles_iterations"])
     if config == "auditor[par]":
         return math.ceil(a.calls / AUDITOR_CONCURRENCY)
-    return a.calls  # step_by_step, binary_search, hybrid, auditor[seq]: one call per round
+    return a.calls  # step_by_step, binary_search, hybrid, tool_caller, auditor[seq]: one call per round
 
 
 def observed_waves(events: list[ModelEvent]) -> int:
@@ -102,6 +102,10 @@ def formula(config: str, t: Trajectory, a: Attribution, store: dict[str, Any]) -
             L + sum(log_chars(steps[: i + 1]) for i in walked),
             "1 + k_a; L + agent's prefixes",
         )
+    if config == "tool_caller":
+        judged = sum(1 for r in store["tool_caller"] if not r["refused"] and isinstance(r["step"], int) and 0 <= r["step"] < len(steps))
+        planner = a.usage["planner"].calls if "planner" in a.usage else 0
+        return planner + judged, None, "P + J (J <= 3 Judge calls)"
     if config.startswith("auditor"):
         detail = store[AUDITOR_KEY]
         blocks, _ = render_prefix_blocks(t, BUDGET)

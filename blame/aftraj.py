@@ -35,16 +35,19 @@ index unchanged; ``source_index`` is the turn index and ``source_role`` the role
 (steps of kind ``tool_call`` when the turn carries tool calls, else ``agent``). A step's content
 is ``(thought) ...``, the turn's content and ``(action) ...`` on separate lines, each only when
 present; ``tool_calls`` lists the called tools' names. Components are the roles in order of first
-appearance, then ``mistake_agent`` if it never speaks (resolved case-insensitively first). Links:
-both directions between consecutive distinct speakers.
+appearance, then ``mistake_agent`` if it never speaks (resolved case-insensitively first): such a
+row is flagged with ``meta["label_agent_not_in_log"]`` (the agent) and that component is hidden
+from the model (``Trajectory.model_view``), so the label never adds a choice. Links: both
+directions between consecutive distinct speakers.
 
 Labels. Unsafe rows: ``FaultLabel(faulty=[agent], agent, step=mistake_step,
 reason=mistake_reason)``; safe rows: ``label=None``. Ids are ``<subset>_<conv_id>`` (``safe_...``
 / ``unsafe_...``), sources ``aftraj/<domain>``. Meta: ``conv_id``, ``domain``, ``macro_domain``
 (Math / Coding / Agentic), ``subset``, ``unsafe_source``, ``n_steps``, ``n_agents``, ``n_errors``
 (1 or 0), ``label_consistent`` (the speaker at ``mistake_step`` is ``mistake_agent``; None on safe
-rows). A missing file or column, a safe row with a decisive step, an unsafe row without one, a
-step outside the turns, or ``num_turns`` disagreeing with the turns raises
+rows). A missing file or column, a row without turns, a safe row with a decisive step, an unsafe
+row without one, a step outside the turns (or not a finite integer: booleans, NaN and infinities
+are not steps), or ``num_turns`` disagreeing with the turns raises
 :class:`DataFormatError` (file, ``row <i>`` and field) or :class:`DatasetNotFoundError`.
 """
 
@@ -61,6 +64,7 @@ from pydantic import ValidationError
 from blame.errors import DataFormatError, DatasetNotFoundError
 from blame.paths import AFTRAJ, resolve_data_dir
 from blame.schema import (
+    LABEL_ONLY_KEY,
     SYSTEM_SPEAKER,
     Component,
     ComponentKind,
@@ -168,7 +172,7 @@ def _as_list(path: Path, where: str, value: Any) -> list[Any]:
     if isinstance(value, str):
         try:
             value = json.loads(value) if value.strip() else []
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             raise DataFormatError(path, where, f"not valid JSON: {error}") from error
     if hasattr(value, "tolist") and not isinstance(value, dict):
         value = value.tolist()
@@ -185,11 +189,11 @@ def _int_or_none(path: Path, where: str, value: Any) -> int | None:
     if _is_null(value):
         return None
     try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise DataFormatError(path, where, f"expected an integer, got {value!r}") from None
-    if number != int(number):
-        raise DataFormatError(path, where, f"expected an integer, got {value!r}")
+        number = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    if not math.isfinite(number) or number != int(number):
+        raise DataFormatError(path, where, f"expected an integer, got {str(value)[:80]!r}")
     return int(number)
 
 
@@ -203,7 +207,7 @@ def _tool_names(action: Any) -> tuple[str, list[str]]:
             return "", []
         try:
             parsed = json.loads(action)
-        except ValueError:
+        except (ValueError, RecursionError):
             return action, []
     if hasattr(parsed, "tolist") and not isinstance(parsed, dict):
         parsed = parsed.tolist()
@@ -221,7 +225,7 @@ def _turn_to_step(path: Path, where: str, index: int, turn: Any) -> Step:
     if isinstance(turn, str):
         try:
             turn = json.loads(turn)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             raise DataFormatError(path, where, f"not valid JSON: {error}") from error
     if not isinstance(turn, dict):
         raise DataFormatError(path, where, f"expected a turn object, got {type(turn).__name__}")
@@ -266,6 +270,8 @@ def row_to_trajectory(row: dict[str, Any], subset: str, path: Path, row_index: i
         raise DataFormatError(path, f"{where}.conv_id", "missing or empty")
     turns = _as_list(path, f"{where}.turns", row.get("turns"))
     steps = [_turn_to_step(path, f"{where}.turns[{i}]", i, turn) for i, turn in enumerate(turns)]
+    if not steps:
+        raise DataFormatError(path, f"{where}.turns", "empty log: the trajectory has no turns")
     num_turns = _int_or_none(path, f"{where}.num_turns", row.get("num_turns"))
     if num_turns is not None and num_turns != len(steps):
         raise DataFormatError(path, f"{where}.num_turns", f"is {num_turns} but the row has {len(steps)} turns")
@@ -274,7 +280,7 @@ def row_to_trajectory(row: dict[str, Any], subset: str, path: Path, row_index: i
     step = _int_or_none(path, f"{where}.mistake_step", row.get("mistake_step"))
     raw_agent = _text(row.get("mistake_agent")).strip()
     roles = list(dict.fromkeys(s.agent for s in steps if s.agent != SYSTEM_SPEAKER))
-    label = None
+    label, label_only = None, None
     if subset == "unsafe":
         if step is None or step < 0:
             raise DataFormatError(path, f"{where}.mistake_step", f"an unsafe trajectory needs a decisive step, got {step}")
@@ -287,6 +293,7 @@ def row_to_trajectory(row: dict[str, Any], subset: str, path: Path, row_index: i
         )
         if agent not in roles:
             roles.append(agent)
+            label_only = agent
         label = FaultLabel(faulty=[agent], agent=agent, step=step, reason=_text(row.get("mistake_reason")) or None)
     elif step is not None and step >= 0:
         raise DataFormatError(path, f"{where}.mistake_step", f"a safe trajectory has decisive step {step}")
@@ -319,6 +326,7 @@ def row_to_trajectory(row: dict[str, Any], subset: str, path: Path, row_index: i
                 "n_agents": len(system.agents),
                 "n_errors": 1 if label else 0,
                 "label_consistent": (steps[label.step].agent == label.agent) if label and label.step is not None else None,
+                **({LABEL_ONLY_KEY: label_only} if label_only else {}),
             },
         )
     except ValidationError as error:

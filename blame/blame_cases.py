@@ -112,6 +112,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from blame.errors import DataFormatError, DatasetNotFoundError
 from blame.paths import BLAME, resolve_data_dir
 from blame.schema import (
@@ -240,7 +242,10 @@ def _schema_descriptions(schema_path: Path) -> dict[int, str]:
     """Dimension index -> fault description, from the fault table of ``schema.md`` (if present)."""
     if not schema_path.exists():
         return {}
-    text = schema_path.read_text(encoding="utf-8")
+    try:
+        text = schema_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise DataFormatError(schema_path, "<file>", f"cannot be read: {error}") from error
     section = text.split("## Fault Dimensions", 1)
     if len(section) < 2:
         return {}
@@ -248,7 +253,7 @@ def _schema_descriptions(schema_path: Path) -> dict[int, str]:
     rows: dict[int, str] = {}
     for line in body.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 3 and cells[0].isdigit():
+        if len(cells) == 3 and cells[0].isdecimal() and len(cells[0]) <= 9:
             rows[int(cells[0])] = cells[2]
     return rows
 
@@ -271,10 +276,10 @@ def _load_agents(agents_dir: Path) -> dict[str, dict[str, Any]]:
         agents[key] = {
             "path": path,
             "index": index,
-            "display_name": data.get("display_name") or key,
+            "display_name": field(path, data, "display_name", (str, type(None)), required=False) or key,
             "system_prompt": prompt,
             "tools": names,
-            "signature": (data.get("fault_error_signature") or "").strip(),
+            "signature": (field(path, data, "fault_error_signature", (str, type(None)), required=False) or "").strip(),
         }
     return agents
 
@@ -295,13 +300,15 @@ def _components(
             raise DataFormatError(agent["path"], "dimension_index", problem)
         by_index[index] = key
     case_agents = field(case_path, case, "agents", list)
+    if not all(isinstance(a, str) for a in case_agents):
+        raise DataFormatError(case_path, "agents", "expected a list of agent ids (strings)")
     if set(case_agents) != set(agents):
         raise DataFormatError(case_path, "agents", f"{sorted(case_agents)} differ from agents/*.json {sorted(agents)}")
     components = []
     for index, name in enumerate(dimensions):
         if not isinstance(name, str):
             raise DataFormatError(case_path, f"dimensions[{index}]", "expected a string")
-        description = schema_rows.get(index)
+        description = schema_rows.get(index, "")
         if index in by_index:
             key = by_index[index]
             agent = agents[key]
@@ -457,28 +464,32 @@ def load_blame_case(case_path: Path, agents_dir: Path, system: str) -> Trajector
     kept, cut = _kept_messages(case, case_path, system, session_number)
     agent_ids = set(agents)
     steps = [_step(position, pos, message, case_path, agent_ids) for position, (pos, message) in enumerate(kept)]
-    spec = SystemSpec(name=SYSTEM_NAMES[system], components=components, links=_links(system, steps, agent_ids))
-
+    if not steps:
+        raise DataFormatError(case_path, "session.messages", f"empty log: no message before the analysis cut {cut}")
     patient = session.get("patient_id") if isinstance(session.get("patient_id"), str) else "an anonymised patient"
-    return Trajectory(
-        id=case_path.stem,
-        source=f"blame/{system}",
-        label_kind="vector",
-        task=_TASKS[system].format(patient=patient),
-        reference_answer=None,
-        system=spec,
-        steps=steps,
-        label=label,
-        meta={
-            "system": system,
-            "session_number": session_number,
-            "n_steps": len(steps),
-            "n_agents": len(spec.agents),
-            "n_errors": len(label.faulty),
-            "level": None,
-            "analysis_cut": cut,
-        },
-    )
+    try:
+        spec = SystemSpec(name=SYSTEM_NAMES[system], components=components, links=_links(system, steps, agent_ids))
+        return Trajectory(
+            id=case_path.stem,
+            source=f"blame/{system}",
+            label_kind="vector",
+            task=_TASKS[system].format(patient=patient),
+            reference_answer=None,
+            system=spec,
+            steps=steps,
+            label=label,
+            meta={
+                "system": system,
+                "session_number": session_number,
+                "n_steps": len(steps),
+                "n_agents": len(spec.agents),
+                "n_errors": len(label.faulty),
+                "level": None,
+                "analysis_cut": cut,
+            },
+        )
+    except ValidationError as error:
+        raise DataFormatError(case_path, "<trajectory>", str(error)) from error
 
 
 def load_blame(data_dir: str | Path | None, system: str) -> list[Trajectory]:

@@ -5,6 +5,14 @@ Layout of one step (``i`` is the 0-based step index that labels and predictions 
     [step i] <agent> -> <recipient> (<kind>; tools: a, b)
     <content>
 
+and the log ends with the line :data:`END_OF_LOG`; a solver's instructions come after it.
+
+Fencing: the log is data, not instructions. A content line that could pass for a step header
+(``[step ...``), the end-of-log marker or a quotation delimiter (a line starting ``<<<`` or
+``>>>``, as POIROT quotes a persona's role) is escaped with a leading backslash
+(:func:`fence`), so no agent message can forge a step or end the log early. The task text and
+the system prompts shown with the log are fenced the same way.
+
 Budgets (:class:`RenderBudget`), in characters, applied in this order:
 
 1. ``max_step_chars``: a step's content longer than this keeps that many characters, its head
@@ -23,11 +31,25 @@ with an 8k-token window pass about ``max_total_chars=20000``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
+from blame.arguments import as_int
 from blame.schema import Step, SystemSpec, Trajectory
 
 CUT_MARKER = "[... {n} characters cut ...]"
+END_OF_LOG = "[end of log]"
+"""The last line of every rendered log."""
+_END = f"\n\n{END_OF_LOG}"
+_FORGEABLE = re.compile(r"\s*(?:\[\s*(?:step\b|end of log)|<<<|>>>)", re.IGNORECASE)
+
+
+def fence(text: str) -> str:
+    """``text`` with a backslash before every line that could pass for a step header, the
+    end-of-log marker or a quotation delimiter (see the module docstring)."""
+    if "[" not in text and "<<<" not in text and ">>>" not in text:
+        return text
+    return "\n".join(f"\\{line}" if _FORGEABLE.match(line) else line for line in text.split("\n"))
 
 
 @dataclass(frozen=True)
@@ -39,8 +61,10 @@ class RenderBudget:
     max_prompt_chars: int = 1500
 
     def __post_init__(self) -> None:
-        if min(self.max_step_chars, self.max_total_chars, self.max_prompt_chars) < 0:
-            raise ValueError(f"render budgets must be >= 0, got {self}")
+        """Each budget is an integer >= 0, named by its solver argument in the error."""
+        as_int("max_step_chars", self.max_step_chars, minimum=0)
+        as_int("max_log_chars", self.max_total_chars, minimum=0)
+        as_int("max_prompt_chars", self.max_prompt_chars, minimum=0)
 
 
 @dataclass
@@ -76,8 +100,9 @@ def step_header(step: Step) -> str:
 def _render_steps(steps: list[Step], limit: int) -> tuple[str, list[int]]:
     blocks, truncated = [], []
     for step in steps:
-        content = cut_middle(step.content, limit)
-        if content != step.content:
+        fenced = fence(step.content)
+        content = cut_middle(fenced, limit)
+        if content != fenced:
             truncated.append(step.index)
         blocks.append(f"{step_header(step)}\n{content}" if content else step_header(step))
     return "\n\n".join(blocks), truncated
@@ -86,14 +111,15 @@ def _render_steps(steps: list[Step], limit: int) -> tuple[str, list[int]]:
 def _step_limit(steps: list[Step], budget: RenderBudget) -> tuple[int, bool]:
     """The per-step limit that fits ``steps`` into ``budget`` (module docstring, 1-2), and whether
     even the limit 0 (headers and cut markers only) is over the budget."""
-    if len(_render_steps(steps, budget.max_step_chars)[0]) <= budget.max_total_chars:
+    total = budget.max_total_chars - len(_END)
+    if len(_render_steps(steps, budget.max_step_chars)[0]) <= total:
         return budget.max_step_chars, False
-    if len(_render_steps(steps, 0)[0]) > budget.max_total_chars:
+    if len(_render_steps(steps, 0)[0]) > total:
         return 0, True
     low, high = 0, budget.max_step_chars  # invariant: `low` fits, `high` is too long
     while high - low > 1:
         middle = (low + high) // 2
-        if len(_render_steps(steps, middle)[0]) <= budget.max_total_chars:
+        if len(_render_steps(steps, middle)[0]) <= total:
             low = middle
         else:
             high = middle
@@ -101,18 +127,19 @@ def _step_limit(steps: list[Step], budget: RenderBudget) -> tuple[int, bool]:
 
 
 def render_steps(steps: list[Step], budget: RenderBudget = RenderBudget()) -> RenderedLog:
-    """Render ``steps`` (any contiguous or filtered subset of a log) within ``budget``."""
+    """Render ``steps`` (any contiguous or filtered subset of a log) within ``budget``, ending
+    with the end-of-log marker."""
     limit, over_budget = _step_limit(steps, budget)
     text, truncated = _render_steps(steps, limit)
-    return RenderedLog(text, truncated, over_budget=over_budget)
+    return RenderedLog(text + _END, truncated, over_budget=over_budget)
 
 
 def render_prefix_blocks(trajectory: Trajectory, budget: RenderBudget = RenderBudget()) -> tuple[list[str], list[int]]:
     """Each step rendered on its own, all with the per-step limit that fits the *whole* log into
     ``budget`` (the limit :func:`render_log` uses), and the steps whose content was cut.
 
-    ``"\n\n".join(blocks[: k + 1])`` is the log up to step k, and a string prefix of the log up
-    to any later step: solvers that show growing prefixes of one log (the online auditor,
+    ``join_blocks(blocks[: k + 1])`` is the log up to step k, and up to its end-of-log marker a
+    string prefix of the log up to any later step: solvers that show growing prefixes of one log (the online auditor,
     step-by-step) keep consecutive prompts byte-identical up to the end of the shorter prefix,
     which servers with prefix caching reuse. (Rendering each prefix within the budget on its own
     would let an early prefix keep more of a long step than a later one.)
@@ -120,6 +147,11 @@ def render_prefix_blocks(trajectory: Trajectory, budget: RenderBudget = RenderBu
     limit, _ = _step_limit(trajectory.steps, budget)
     rendered = [_render_steps([step], limit) for step in trajectory.steps]
     return [text for text, _ in rendered], [index for _, cut in rendered for index in cut]
+
+
+def join_blocks(blocks: list[str]) -> str:
+    """Blocks of :func:`render_prefix_blocks` as one log, ending with the end-of-log marker."""
+    return "\n\n".join(blocks) + _END
 
 
 def render_log(trajectory: Trajectory, budget: RenderBudget = RenderBudget()) -> RenderedLog:
@@ -137,7 +169,7 @@ def render_system(system: SystemSpec, budget: RenderBudget = RenderBudget(), pro
     if prompts:
         for c in system.components:
             if c.system_prompt:
-                prompt = cut_middle(c.system_prompt, budget.max_prompt_chars)
+                prompt = fence(cut_middle(c.system_prompt, budget.max_prompt_chars))
                 lines.append(f"\nSystem prompt of {c.id}:\n{prompt}")
     return "\n".join(lines)
 
@@ -148,7 +180,7 @@ def render_task(trajectory: Trajectory) -> str:
     Pass ``Trajectory.model_view()`` here: it carries the reference answer only when the task
     argument ``with_reference_answer`` asked for it.
     """
-    text = f"Task given to the system:\n{trajectory.task or '(not recorded)'}"
+    text = f"Task given to the system:\n{fence(trajectory.task) or '(not recorded)'}"
     if trajectory.reference_answer is not None:
-        text += f"\n\nReference answer to the task (shown by task option): {trajectory.reference_answer}"
+        text += f"\n\nReference answer to the task (shown by task option): {fence(trajectory.reference_answer)}"
     return text

@@ -8,6 +8,8 @@ Conventions (every part of the suite relies on them):
 - A component's ``id`` is its stable key. ``SystemSpec.components`` is ordered and that order IS
   the order of the binary hazard vector (``SystemSpec.vector``).
 - ``Trajectory.label is None`` marks a *safe* control (no decisive fault).
+- ``Trajectory.outcome_known`` says whether the session is known to have failed (Who&When, BLAME)
+  or not (safe controls, AFTraj). A task frames its samples by it (``blame.state``).
 - Solvers only ever see ``Trajectory.model_view()``: no label, no ``meta`` covariates, and no
   reference answer unless a task argument asks for it.
 
@@ -25,6 +27,10 @@ ComponentKind = Literal["agent", "software", "hardware", "human"]
 StepKind = Literal["agent", "tool_call", "tool_result", "human", "system"]
 LabelKind = Literal["step", "vector"]
 Scalar = str | int | float | bool | None
+
+LABEL_ONLY_KEY = "label_agent_not_in_log"
+"""``Trajectory.meta`` key naming a component added only because the label names it (it never
+appears in the log); ``model_view`` hides it from solvers."""
 
 SYSTEM_SPEAKER = "system"
 """Reserved ``Step.agent`` for messages the orchestration framework itself injected (kind "system");
@@ -145,6 +151,10 @@ class Trajectory(_Model):
     steps: list[Step]
     label: FaultLabel | None = None
     meta: dict[str, Scalar] = Field(default_factory=dict)
+    outcome_known: bool = True
+    """True: the session is known to have failed (Who&When, BLAME). False: it may or may not
+    have (a safe control, AFTraj). A trajectory without a label counts as unknown whatever this
+    says. In a solver's view (``blame.state.model_view_from_state``) it holds the task's framing."""
 
     @model_validator(mode="after")
     def _check(self) -> Trajectory:
@@ -172,14 +182,20 @@ class Trajectory(_Model):
     def model_view(self, with_reference_answer: bool = False) -> Trajectory:
         """The copy a solver may show to a model: no label, no reference answer unless asked,
         and no ``meta`` (it holds label-derived covariates such as ``n_errors`` and
-        ``label_consistent``, which are for analysis only)."""
-        return self.model_copy(
-            update={
-                "label": None,
-                "meta": {},
-                "reference_answer": self.reference_answer if with_reference_answer else None,
-            }
-        )
+        ``label_consistent``, which are for analysis only). A component that exists only because
+        the label names it (``meta[LABEL_ONLY_KEY]``, e.g. an AFTraj agent absent from the log)
+        is left out, so that the label never adds a choice the model is offered."""
+        update: dict = {
+            "label": None,
+            "meta": {},
+            "reference_answer": self.reference_answer if with_reference_answer else None,
+        }
+        hidden = self.meta.get(LABEL_ONLY_KEY)
+        if hidden is not None:
+            components = [c for c in self.system.components if c.id != hidden]
+            links = [link for link in self.system.links if hidden not in (link.source, link.target)]
+            update["system"] = self.system.model_copy(update={"components": components, "links": links})
+        return self.model_copy(update=update)
 
 
 class PhaseUsage(_Model):
@@ -259,7 +275,8 @@ class Attribution(_Model):
     ``step`` the predicted responsible agent and decisive step. ``valid=False`` with ``errors``
     records an answer that could not be used (malformed output, unknown agent, step outside the
     log, context overflow); scorers count it as wrong. ``truncated_steps`` lists the steps whose
-    content was cut to fit the rendering budget.
+    content was cut to fit the rendering budget; ``answer_notes`` what was changed in a model
+    answer before it was parsed (cut to its end, invalid characters replaced: ``solvers._output``).
 
     Fields of deliberative methods (POIROT): ``ties`` lists the components sharing the top score
     when several do (``agent`` is then the first of them in hazard order); ``label_informed``
@@ -290,6 +307,7 @@ class Attribution(_Model):
     persona_usage: dict[str, PhaseUsage] = Field(default_factory=dict)
     settings: dict[str, Scalar] = Field(default_factory=dict)
     truncated_steps: list[int] = Field(default_factory=list)
+    answer_notes: list[str] = Field(default_factory=list)
 
     def invalid(self, reason: str) -> Attribution:
         """Mark this attribution invalid, keeping what was recorded so far."""

@@ -3,22 +3,50 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from blame.errors import DataFormatError
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 def read_json(path: Path) -> Any:
-    """The decoded JSON of ``path``; unreadable or invalid JSON names the file (field ``<json>``)."""
+    """The decoded JSON of ``path``; unreadable or invalid JSON (also NaN/Infinity, integers beyond
+    Python's digit limit, nesting beyond its recursion limit, lone surrogates) names the file
+    (field ``<json>``, or the string's path)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise DataFormatError(path, "<file>", f"cannot be read: {error}") from error
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
+        data = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise DataFormatError(path, "<json>", "nested too deeply to read") from None
+    except ValueError as error:  # invalid JSON, NaN/Infinity, an integer beyond Python's digit limit
         raise DataFormatError(path, "<json>", f"not valid JSON: {error}") from error
+    _check_unicode(path, data)
+    return data
+
+
+def _check_unicode(path: Path, data: Any) -> None:
+    """Refuse a string holding a lone surrogate (a ``\\ud800`` escape: not encodable as UTF-8)."""
+    pending: list[tuple[str, Any]] = [("", data)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                pending.append((f"{where}.{key}" if where else key, item))
+                pending.append((where or "<json>", key))
+        elif isinstance(value, list):
+            pending.extend((f"{where}[{i}]", item) for i, item in enumerate(value))
+        elif isinstance(value, str) and _SURROGATE.search(value):
+            raise DataFormatError(path, where or "<json>", "invalid Unicode: a lone surrogate escape")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def field(

@@ -20,10 +20,10 @@ appearance, then experts that have a system prompt but never speak (AG). Links: 
 directions between consecutive distinct speakers; HC, speaker -> recipient for every addressed
 message and X -> Orchestrator for every other speaker.
 
-Labels. ``FaultLabel(faulty=[agent], agent, step, reason)``; ``mistake_agent`` is resolved
-case-insensitively like any other name. A label naming an agent that neither speaks nor has a
-system prompt is appended as an extra (silent) agent component rather than rejected; no file of
-the pinned revision needs this. AG 30's extra key ``labels`` ("Factual_Error") and the
+Labels. ``FaultLabel(faulty=[agent], agent, step, reason)``; ``mistake_agent`` is trimmed and
+resolved case-insensitively like any other name. A label naming an agent that is not a speaker,
+recipient or system-prompt key of its file is a :class:`DataFormatError` (it would add a choice
+that only the label knows; no file of the pinned revision has one), and so is an empty history. AG 30's extra key ``labels`` ("Factual_Error") and the
 ``mistake_type`` key of HC 3, 29, 39 and 45 are mistake categories: they go to
 ``FaultLabel.fault_names`` (hidden from solvers), not to meta. Known caveats, flagged by
 ``meta["label_consistent"] = False`` because the speaker at the labelled step is not the labelled
@@ -124,12 +124,18 @@ def load_who_and_when_file(path: Path, subset: str) -> Trajectory:
     path = Path(path)
     data = _read_object(path)
     history = field(path, data, "history", list)
+    if not history:
+        raise DataFormatError(path, "history", "empty log: no history entries")
     entries = [_entry(path, data_entry, f"history[{i}]", _SPEAKER_KEY[subset]) for i, data_entry in enumerate(history)]
     raw_prompts = _system_prompts(path, data)
-    mistake_agent = field(path, data, "mistake_agent", str)
+    mistake_agent = field(path, data, "mistake_agent", str).strip()
     spelling = _spellings(entries, [*raw_prompts, mistake_agent])
     steps = [_step(i, entry, spelling) for i, entry in enumerate(entries)]
     agent = spelling[mistake_agent.casefold()]
+    prompts = {spelling[name.casefold()]: prompt for name, prompt in raw_prompts.items()}
+    if agent not in {name for step in steps for name in (step.agent, step.recipient)} | set(prompts):
+        problem = f"{agent!r} is not a speaker, recipient or system-prompt key of this log"
+        raise DataFormatError(path, "mistake_agent", problem)
     label = FaultLabel(
         faulty=[agent],
         agent=agent,
@@ -137,7 +143,6 @@ def load_who_and_when_file(path: Path, subset: str) -> Trajectory:
         reason=field(path, data, "mistake_reason", str, required=False),
         fault_names=[field(path, data, key, str) for key in _CATEGORY_KEYS if key in data],
     )
-    prompts = {spelling[name.casefold()]: prompt for name, prompt in raw_prompts.items()}
     try:
         system = _system(subset, steps, prompts, agent)
         return Trajectory(
@@ -156,7 +161,7 @@ def load_who_and_when_file(path: Path, subset: str) -> Trajectory:
 
 
 def _file_order(path: Path) -> tuple[int, str]:
-    return (int(path.stem), "") if path.stem.isdigit() else (-1, path.stem)
+    return (int(path.stem), "") if path.stem.isdecimal() and len(path.stem) <= 18 else (-1, path.stem)
 
 
 def _read_object(path: Path) -> dict[str, Any]:
@@ -177,14 +182,16 @@ def _entry(path: Path, data: Any, where: str, speaker_key: str) -> _Entry:
     if note is None:
         return _Entry(label.strip(), None, content, label)
     recipient = _RECIPIENT.match(note["note"].strip())
-    return _Entry(note["agent"], recipient["recipient"].strip() if recipient else None, content, label)
+    return _Entry(note["agent"].strip(), recipient["recipient"].strip() if recipient else None, content, label)
 
 
 def _system_prompts(path: Path, data: dict) -> dict[str, str]:
     prompts = field(path, data, "system_prompt", dict, required=False) or {}
     for name in prompts:
         field(path, prompts, name, str, where="system_prompt")
-    return prompts
+        if not name.strip():
+            raise DataFormatError(path, f"system_prompt.{name}", "empty agent name")
+    return {name.strip(): prompt for name, prompt in prompts.items()}
 
 
 def _spellings(entries: list[_Entry], other_names: list[str]) -> dict[str, str]:
@@ -283,7 +290,7 @@ def _reference_answer(path: Path, data: dict) -> str | None:
 
 def _meta(path: Path, data: dict, subset: str, system: SystemSpec, steps: list[Step], label: FaultLabel) -> dict:
     level = field(path, data, "level", (str, int), required=False)
-    numeric = isinstance(level, int) or (isinstance(level, str) and level.strip().isdigit())
+    numeric = isinstance(level, int) or (isinstance(level, str) and level.strip().isdecimal() and len(level) <= 18)
     meta = {
         "subset": subset,
         "question_id": field(path, data, "question_ID", str, required=False),

@@ -17,6 +17,18 @@ accepts structured output as ``{"type": "json_object", "schema": ...}`` and reje
 ``{"type": "json_schema", "json_schema": {"schema": ...}}``, which is what Inspect sends. The
 server here rewrites the latter into the former (:func:`translate_response_format`), so the
 solvers' JSON schemas reach llama.cpp's grammar-constrained decoding unchanged.
+
+Tool calls. SmolLM2's own chat template has no tools, and llama-cpp-python's
+``chatml-function-calling`` format drops tool results from the prompt and cannot return text next
+to tools. So the server speaks a small JSON tool-call format of its own, on top of the chatml
+template (:func:`translate_tool_request`, :func:`translate_tool_response`): a request with
+``tools`` (and ``tool_choice`` not ``"none"``) gets the tools' names, descriptions and parameter
+schemas in its system message, and its answer is constrained to ``anyOf`` [a tool call
+``{"tool": <name>, "arguments": {...}}``, the request's own response schema or any JSON object];
+an answer that is a tool call comes back as OpenAI ``tool_calls`` (``finish_reason="tool_calls"``).
+Earlier tool calls and results in the conversation are written back into that format (an
+assistant turn holding the call's JSON; a user turn ``Result of <tool>: ...``), so the model sees
+them. Streaming requests pass through untranslated.
 """
 
 from __future__ import annotations
@@ -73,8 +85,112 @@ def translate_response_format(body: bytes) -> bytes:
     return json.dumps(request).encode()
 
 
+TOOL_PROMPT = """
+
+You can call these tools:
+{tools}
+To call one, answer with the JSON object {{"tool": "<tool name>", "arguments": {{...}}}} only. \
+Otherwise answer as asked."""
+
+
+def _tool_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+def translate_tool_request(body: bytes) -> tuple[bytes, list[str]]:
+    """(the request rewritten into the server's JSON tool-call format, the offered tool names).
+
+    Requests without tools, with ``tool_choice="none"`` or streaming keep their content; their
+    earlier tool calls and results are still rewritten (see the module docstring). The names are
+    empty when the answer cannot be a tool call.
+    """
+    try:
+        request = json.loads(body)
+    except ValueError:
+        return body, []
+    if not isinstance(request, dict) or request.get("stream"):
+        return body, []
+    tools = [t.get("function", {}) for t in request.pop("tools", None) or [] if isinstance(t, dict)]
+    choice = request.pop("tool_choice", None)
+    request.pop("parallel_tool_calls", None)
+    names = [t["name"] for t in tools if t.get("name")] if choice != "none" else []
+    messages = []
+    called = {
+        c.get("id"): c["function"]["name"]
+        for m in request.get("messages", [])
+        for c in m.get("tool_calls") or []
+        if isinstance(c, dict) and "function" in c
+    }
+    for message in request.get("messages", []):
+        if message.get("role") == "tool":
+            name = message.get("name") or called.get(message.get("tool_call_id")) or "the tool"
+            messages.append({"role": "user", "content": f"Result of {name}: {_tool_text(message)}"})
+        elif message.get("role") == "assistant" and message.get("tool_calls"):
+            calls = [
+                {"tool": c["function"]["name"], "arguments": json.loads(c["function"].get("arguments") or "{}")}
+                for c in message["tool_calls"]
+            ]
+            messages.append({"role": "assistant", "content": json.dumps(calls[0] if len(calls) == 1 else calls)})
+        else:
+            messages.append(message)
+    if names:
+        described = "\n".join(
+            f"- {t['name']}: {t.get('description', '')} Arguments (JSON schema): {json.dumps(t.get('parameters', {}))}"
+            for t in tools
+            if t.get("name") in names
+        )
+        system = TOOL_PROMPT.format(tools=described)
+        if messages and messages[0].get("role") == "system":
+            messages[0] = {**messages[0], "content": _tool_text(messages[0]) + system}
+        else:
+            messages.insert(0, {"role": "system", "content": system.lstrip()})
+        call = {
+            "type": "object",
+            "properties": {
+                "tool": {"type": "string", "enum": names},
+                "arguments": {"type": "object"},
+            },
+            "required": ["tool", "arguments"],
+        }
+        answer = ((request.get("response_format") or {}).get("json_schema") or {}).get("schema") or {"type": "object"}
+        request["response_format"] = {"type": "json_schema", "json_schema": {"name": "answer_or_tool_call", "schema": {"anyOf": [call, answer]}}}
+    request["messages"] = messages
+    return json.dumps(request).encode(), names
+
+
+def translate_tool_response(body: bytes, names: list[str]) -> bytes:
+    """A chat completion whose answer is ``{"tool": <one of names>, "arguments": {...}}`` turned
+    into OpenAI ``tool_calls``; any other answer unchanged."""
+    try:
+        response = json.loads(body)
+        choice = response["choices"][0]
+        call = json.loads(choice["message"]["content"])
+    except (ValueError, KeyError, IndexError, TypeError):
+        return body
+    if not isinstance(call, dict) or call.get("tool") not in names or not isinstance(call.get("arguments"), dict):
+        return body
+    choice["message"] = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{response.get('id', 'local')}",
+                "type": "function",
+                "function": {"name": call["tool"], "arguments": json.dumps(call["arguments"])},
+            }
+        ],
+    }
+    choice["finish_reason"] = "tool_calls"
+    return json.dumps(response).encode()
+
+
 class JsonSchemaCompat:
-    """ASGI middleware applying :func:`translate_response_format` to chat-completion requests."""
+    """ASGI middleware on chat-completion requests: the JSON tool-call format
+    (:func:`translate_tool_request` / :func:`translate_tool_response`), then
+    :func:`translate_response_format`."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -88,6 +204,7 @@ class JsonSchemaCompat:
             message = await receive()
             body += message.get("body", b"")
             more = message.get("more_body", False)
+        body, names = translate_tool_request(body)
         body = translate_response_format(body)
         headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
         scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
@@ -100,7 +217,28 @@ class JsonSchemaCompat:
             delivered = True
             return {"type": "http.request", "body": body, "more_body": False}
 
-        await self.app(scope, replay, send)
+        if not names:
+            await self.app(scope, replay, send)
+            return
+        start: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def translate(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+                return
+            if message["type"] != "http.response.body":
+                await send(message)
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            out = translate_tool_response(b"".join(chunks), names)
+            headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+            await send({**start, "headers": [*headers, (b"content-length", str(len(out)).encode())]})
+            await send({"type": "http.response.body", "body": out, "more_body": False})
+
+        await self.app(scope, replay, translate)
 
 
 def serve(port: int, n_ctx: int = DEFAULT_CONTEXT, threads: int | None = None) -> None:

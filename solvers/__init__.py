@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 from inspect_ai.solver import Solver
 
+from blame.arguments import as_choice
+
 from solvers.all_at_once import all_at_once
 from solvers.binary_search import binary_search
 from solvers.floors import floor_fixed_agent, floor_fixed_step, floor_most_frequent
@@ -19,6 +21,7 @@ from solvers.online_auditor import online_auditor
 from solvers.poirot import poirot
 from solvers.raffles import raffles
 from solvers.step_by_step import step_by_step
+from solvers.tool_caller import tool_caller
 
 SOLVERS: dict[str, Callable[..., Solver]] = {
     "all_at_once": all_at_once,
@@ -31,15 +34,14 @@ SOLVERS: dict[str, Callable[..., Solver]] = {
     "floor_fixed_agent": floor_fixed_agent,
     "floor_fixed_step": floor_fixed_step,
     "online_auditor": online_auditor,
+    "tool_caller": tool_caller,
 }
 
 
 def solver_by_name(name: str) -> Solver:
-    """A solver built with its default arguments from its ``SOLVERS`` name."""
-    try:
-        return SOLVERS[name]()
-    except KeyError:
-        raise ValueError(f"unknown solver {name!r}; registered solvers: {sorted(SOLVERS)}") from None
+    """A solver built with its default arguments from its ``SOLVERS`` name (an unknown name is a
+    one-line ``PrerequisiteError`` listing the registered ones)."""
+    return SOLVERS[as_choice("solver", name, sorted(SOLVERS))]()
 
 
 __all__ = ["SOLVERS", "solver_by_name"]

@@ -19,7 +19,18 @@ Weights w_ij (``Weighting``):
 
 Scores: S_j = sum_i w_ij * v_ij.
 
-Predictions (ties: scores within ``TIE_TOLERANCE`` relative to each other are equal):
+Reference rounding (``decimals``, POIROT's ``weight_decimals``; the ``paper`` preset uses 4): the
+reference implementation stores each proximity weight rounded, ``w_i = round(w_i, 4)``, sums the
+rounded weights (voters in agent-id order) and compares the sums for exact equality. Rounding
+breaks some exact ties: with N = 15, two votes for one other component give 2 x 0.6833 = 1.3666
+while a self-vote plus a vote naming three others give 0.75 + 0.6167 = 1.3667, a tie for exact
+weights (2 x (0.75 - 1/15) = 0.75 + 0.75 - 2/15) and a win for the second under rounding. With
+``decimals`` set, weights are rounded, votes are summed in voter-id order and ties are exact
+equality, so the winners are the reference's; without it (default) weights are exact and ties
+use ``TIE_TOLERANCE``.
+
+Predictions (ties: scores within ``TIE_TOLERANCE`` relative to each other are equal, or exactly
+equal under reference rounding):
 
 - top: the candidates with S_j = max S > 0, in hazard order. The single attribution is the first
   of them; all of them are reported when several tie. No top when every score is 0.
@@ -27,6 +38,10 @@ Predictions (ties: scores within ``TIE_TOLERANCE`` relative to each other are eq
 - faulty, ``top_k`` (label-informed, see ``solvers.poirot``): the k dimensions with the highest
   positive scores, ties (equal to 9 decimals) broken by hazard order (fewer if fewer scores are
   positive).
+- cap (``max_faulty`` = m, :func:`cap`): a predicted set larger than m keeps its m highest
+  scores, ties broken by the lowest hazard index (the reference's stable sort); the components
+  tied at the cut, kept or not, are returned as ties. m = 1 is the reference's single winner
+  (``predicted_vector``: the argmax, lowest index first among the tied).
 - decisive step (step-labelled data): among the valid votes that mark the predicted agent a,
   the step s maximising W(s) = sum of w_ia over those votes naming step s; ties go to the
   earliest step, since the decisive error is by definition the earliest one.
@@ -80,6 +95,7 @@ def weigh(
     weighting: Weighting,
     beta: float = DEFAULT_BETA,
     distances: dict[str, dict[str, float]] | None = None,
+    decimals: int | None = None,
 ) -> None:
     """Set ``weight`` (uniform, proximity) or ``dimension_weights`` (structural) on each vote.
 
@@ -95,10 +111,14 @@ def weigh(
             marked = set(vote.faulty)
             hamming = sum((j == vote.voter) != (j in marked) for j in dims)
             vote.weight = beta + AGREEMENT_SCALE * (1 - hamming / len(dims))
+            if decimals is not None:
+                vote.weight = round(vote.weight, decimals)
         elif weighting == "structural":
             if distances is None:
                 raise ValueError("structural weighting needs the link distances")
             vote.dimension_weights = {j: beta + AGREEMENT_SCALE / (1 + distances[vote.voter][j]) for j in dims}
+            if decimals is not None:
+                vote.dimension_weights = {j: round(w, decimals) for j, w in vote.dimension_weights.items()}
         else:
             raise ValueError(f"unknown weighting {weighting!r}; use one of {WEIGHTINGS}")
 
@@ -112,21 +132,43 @@ def dimension_weight(vote: Vote, dim: str) -> float:
     return vote.weight
 
 
-def scores(votes: list[Vote], dims: list[str]) -> dict[str, float]:
-    """S_j = sum_i w_ij * v_ij over weighed votes, for every dimension in hazard order."""
-    return {j: sum(dimension_weight(v, j) for v in votes if j in v.faulty) for j in dims}
+def scores(votes: list[Vote], dims: list[str], voter_order: bool = False) -> dict[str, float]:
+    """S_j = sum_i w_ij * v_ij over weighed votes, for every dimension in hazard order; summed in
+    voter-id order when ``voter_order`` (the reference's float sums, for reference rounding)."""
+    ordered = sorted(votes, key=lambda v: v.voter) if voter_order else votes
+    total = dict.fromkeys(dims, 0.0)
+    for vote in ordered:
+        for j in dims:
+            if j in vote.faulty:
+                total[j] += dimension_weight(vote, j)
+    return total
 
 
-def _equal(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=TIE_TOLERANCE, abs_tol=0.0)
+def _equal(a: float, b: float, exact: bool = False) -> bool:
+    return a == b if exact else math.isclose(a, b, rel_tol=TIE_TOLERANCE, abs_tol=0.0)
 
 
-def top_components(score: dict[str, float], candidates: list[str]) -> list[str]:
-    """The candidates sharing the top positive score, in hazard order (empty if none scored)."""
+def top_components(score: dict[str, float], candidates: list[str], exact: bool = False) -> list[str]:
+    """The candidates sharing the top positive score, in hazard order (empty if none scored);
+    ``exact``: equal only when exactly equal (reference rounding)."""
     best = max((score[c] for c in candidates), default=0.0)
     if best <= 0:
         return []
-    return [c for c in score if c in candidates and _equal(score[c], best)]
+    return [c for c in score if c in candidates and _equal(score[c], best, exact)]
+
+
+def cap(score: dict[str, float], faulty: list[str], m: int, exact: bool = False) -> tuple[list[str], list[str]]:
+    """(the at most ``m`` highest-scoring of ``faulty``, in hazard order; the components tied at the
+    cut when it separates equal scores, else []). Ties go to the lowest hazard index."""
+    if len(faulty) <= m:
+        return faulty, []
+    position = {j: i for i, j in enumerate(score)}
+    ranked = sorted(faulty, key=lambda j: (-(score[j] if exact else round(score[j], 9)), position[j]))
+    kept = ranked[:m]
+    boundary = score[kept[-1]] if kept else None
+    tied = [j for j in ranked if boundary is not None and _equal(score[j], boundary, exact)]
+    ties = tied if any(j not in kept for j in tied) else []
+    return [j for j in score if j in kept], [j for j in score if j in ties]
 
 
 def threshold_rule(score: dict[str, float], threshold: float) -> list[str]:

@@ -13,8 +13,25 @@ from inspect_ai.model import (
     ModelOutput,
     ResponseSchema,
 )
+from tenacity import RetryError
 
 from blame.schema import Attribution, PhaseUsage
+from solvers._output import answer_notes
+
+
+class ProviderError(RuntimeError):
+    """Every attempt at a model call failed; the message carries the provider's last error."""
+
+
+def provider_error_message(model: str, error: RetryError) -> str:
+    """``model``'s last error behind Inspect's ``RetryError`` (which alone names no cause), with
+    the HTTP status code when the provider's client reports one."""
+    last = error.last_attempt.exception() if error.last_attempt.failed else None
+    if last is None:
+        return f"{model}: every attempt at the call failed"
+    status = getattr(last, "status_code", None)
+    code = f"HTTP {status} " if status is not None else ""
+    return f"{model}: every attempt at the call failed; the provider's last error: {code}{type(last).__name__}: {last}"
 
 
 def response_schema(name: str, schema: dict[str, Any]) -> ResponseSchema:
@@ -59,9 +76,15 @@ async def generate_answer(
     """Call ``model`` on ``messages`` (which must end with a user turn) and book the usage.
 
     ``schema`` is passed as the response format when given; solvers still parse the text
-    robustly, because providers may ignore it.
+    robustly, because providers may ignore it. When Inspect gives up retrying, the
+    :class:`ProviderError` raised names the provider's last error. What parsing will change in the answer (a cut,
+    replaced characters) goes to ``attribution.answer_notes``.
     """
     config = GenerateConfig(response_schema=schema) if schema is not None else GenerateConfig()
-    output = await model.generate(messages, config=config)
+    try:
+        output = await model.generate(messages, config=config)
+    except RetryError as error:
+        raise ProviderError(provider_error_message(str(model), error)) from error
     book_usage(attribution, phase, output)
+    attribution.answer_notes += [f"{phase}: {note}" for note in answer_notes(output.completion)]
     return output

@@ -14,7 +14,7 @@ from typing import Any
 from inspect_ai.model import ModelOutput
 
 from blame.schema import Report, SystemSpec, Vote
-from solvers._output import extract_json_object, output_problem, parse_faulty, parse_step, resolve_component
+from solvers._output import bound_text, extract_json_object, output_problem, parse_faulty, parse_step, resolve_component
 
 
 def report_schema() -> dict[str, Any]:
@@ -46,12 +46,14 @@ def questions_schema(peers: list[str]) -> dict[str, Any]:
     }
 
 
-def vote_schema(space: SystemSpec, n_steps: int | None) -> dict[str, Any]:
+def vote_schema(space: SystemSpec, n_steps: int | None, no_fault: bool = False) -> dict[str, Any]:
     """JSON schema of a vote: a set of hazard-space ids, plus the decisive step when ``n_steps``
-    is given (an enum: Inspect drops ``minimum``/``maximum``)."""
+    is given (an enum: Inspect drops ``minimum``/``maximum``), or null when ``no_fault`` admits the
+    "no fault" vote (no id marked, step null)."""
     properties: dict[str, Any] = {"faulty": {"type": "array", "items": {"type": "string", "enum": space.ids}}}
     if n_steps is not None:
-        properties["step"] = {"type": "integer", "enum": list(range(n_steps))}
+        step = {"type": "integer", "enum": list(range(n_steps))}
+        properties["step"] = {"anyOf": [step, {"type": "null"}]} if no_fault else step
     properties["justification"] = {"type": "string"}
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
@@ -63,7 +65,7 @@ def read_report(persona: str, output: ModelOutput) -> Report:
         return Report(persona=persona, errors=[problem])
     data = extract_json_object(output.completion)
     if data is None or not isinstance(data.get("own_trajectory"), str) or not isinstance(data.get("anomalies"), list):
-        return Report(persona=persona, text=output.completion.strip())
+        return Report(persona=persona, text=bound_text(output.completion).strip())
     anomalies = "\n".join(f"- {a}" for a in data["anomalies"]) or "none found"
     return Report(persona=persona, text=f"Own trajectory: {data['own_trajectory']}\nAnomalies:\n{anomalies}")
 
@@ -95,15 +97,17 @@ def read_questions(
     return asked, problems
 
 
-def read_vote(voter: str, output: ModelOutput, space: SystemSpec, n_steps: int | None) -> Vote:
-    """A vote from its answer; invalid (with the reasons) if any part is unusable."""
+def read_vote(voter: str, output: ModelOutput, space: SystemSpec, n_steps: int | None, no_fault: bool = False) -> Vote:
+    """A vote from its answer; invalid (with the reasons) if any part is unusable. With
+    ``no_fault`` (unknown outcome), a vote marking no id needs no step (any step it gives is
+    dropped): it is the valid "no fault" vote."""
     problem = output_problem(output)
     if problem:
         return Vote(voter=voter, valid=False, errors=[problem])
     faulty, _, errors = parse_faulty(output.completion, space)
     data = extract_json_object(output.completion) or {}
     step = None
-    if n_steps is not None:
+    if n_steps is not None and not (no_fault and not faulty and not errors):
         step, step_error = parse_step(data.get("step"), n_steps)
         errors += [step_error] if step_error else []
     justification = str(data.get("justification") or "")

@@ -6,7 +6,9 @@ user turn: the task given to the system, the system's components and agents' sys
 and the step-numbered log (``blame.render``). It answers in a JSON schema:
 
 - step-labelled data (Who&When): ``{"reason", "agent", "step"}``; ``agent`` is one of the
-  system's agents, ``step`` a 0-based step index of the log;
+  system's agents, ``step`` a 0-based step index of the log; under unknown outcome (a task with
+  safe controls, ``solvers._framing``) the prompt says the session may or may not have failed and
+  ``{"reason", "agent": null, "step": null}`` is the valid "no fault" answer;
 - vector-labelled data (BLAME): ``{"reason", "faulty"}``; ``faulty`` lists the components
   judged faulty (any number, possibly none).
 
@@ -27,11 +29,13 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
+from blame.arguments import as_bool
 from blame.render import RenderBudget, render_log, render_system, render_task
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
-from solvers._output import output_problem, parse_agent_step, parse_faulty
+from solvers._framing import admits_no_fault, is_no_fault, no_fault_clause, situation, with_no_fault
+from solvers._output import extract_json_object, output_problem, parse_agent_step, parse_faulty
 
 SYSTEM_PROMPT = """\
 You are an impartial expert in diagnosing failures of LLM-based multi-agent systems. You read \
@@ -39,12 +43,12 @@ the complete log of one session of such a system and decide which component caus
 failure. Base every judgement on evidence in the log; do not assume a fault without evidence."""
 
 STEP_INSTRUCTIONS = """\
-The session above failed to solve its task. Identify the agent responsible for the failure and \
+{situation} {identify} the agent responsible for the failure and \
 the step of its decisive error: the earliest step at which that agent made the mistake that led \
 to the failure. Steps are numbered from 0 as shown in the log ([step i]).
 
 Answer with a JSON object only:
-{{"reason": "<one or two sentences of evidence>", "agent": "<one of: {agents}>", "step": <integer step index>}}"""
+{{"reason": "<one or two sentences of evidence>", "agent": "<one of: {agents}>", "step": <integer step index>}}{no_fault}"""
 
 VECTOR_INSTRUCTIONS = """\
 A hazard event occurred in the session above: one or more components of the system were faulty \
@@ -63,11 +67,18 @@ def candidate_agents(trajectory: Trajectory) -> list[str]:
 
 
 def step_schema(trajectory: Trajectory) -> dict[str, Any]:
-    """JSON schema of a step-level answer for this trajectory (agents and step range bound).
+    """JSON schema of a step-level answer for this trajectory (agents and step range bound); under
+    unknown outcome also its "no fault" twin (``solvers._framing.with_no_fault``).
 
     The step range is an ``enum``: Inspect's ``JSONSchema`` keeps ``enum`` but silently drops
     ``minimum``/``maximum`` (and ``uniqueItems``) before the schema reaches the provider.
     """
+    schema = named_step_schema(trajectory)
+    return schema if trajectory.outcome_known else with_no_fault(schema)
+
+
+def named_step_schema(trajectory: Trajectory) -> dict[str, Any]:
+    """The object schema of a step-level answer that names an agent and a step."""
     return {
         "type": "object",
         "properties": {
@@ -101,7 +112,12 @@ def judge_prompt(trajectory: Trajectory, budget: RenderBudget) -> tuple[str, lis
     """The judge's user turn and the steps whose content was cut to fit ``budget``."""
     log = render_log(trajectory, budget)
     if trajectory.label_kind == "step":
-        instructions = STEP_INSTRUCTIONS.format(agents=", ".join(candidate_agents(trajectory)))
+        instructions = STEP_INSTRUCTIONS.format(
+            situation=situation(trajectory),
+            identify="Identify" if trajectory.outcome_known else "If it contains one, identify",
+            agents=", ".join(candidate_agents(trajectory)),
+            no_fault=no_fault_clause(trajectory),
+        )
     else:
         instructions = VECTOR_INSTRUCTIONS.format(components=", ".join(trajectory.system.ids))
     text = "\n\n".join(
@@ -112,6 +128,9 @@ def judge_prompt(trajectory: Trajectory, budget: RenderBudget) -> tuple[str, lis
 
 def read_answer(text: str, trajectory: Trajectory, attribution: Attribution) -> Attribution:
     """Fill ``attribution`` from the judge's answer text, marking it invalid with reasons."""
+    if trajectory.label_kind == "step" and admits_no_fault(trajectory) and is_no_fault(text):
+        attribution.reason = no_fault_reason(text)
+        return attribution
     if trajectory.label_kind == "step":
         agent, step, reason, errors = parse_agent_step(
             text, trajectory.system, len(trajectory.steps), candidate_agents(trajectory)
@@ -125,6 +144,12 @@ def read_answer(text: str, trajectory: Trajectory, attribution: Attribution) -> 
     for error in errors:
         attribution.invalid(error)
     return attribution
+
+
+def no_fault_reason(text: str) -> str:
+    """The ``reason`` of a "no fault" answer (empty when it gives none)."""
+    data = extract_json_object(text) or {}
+    return str(data.get("reason") or "no decisive error")
 
 
 @solver
@@ -143,6 +168,7 @@ def all_at_once(
         max_log_chars: render budget for the whole log, in characters.
         max_prompt_chars: budget per agent system prompt shown to the judge.
     """
+    structured_output = as_bool("structured_output", structured_output)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

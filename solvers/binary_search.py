@@ -22,7 +22,16 @@ the store under ``binary_search_rounds`` with ``ambiguous`` and the reason. If e
 a search was ambiguous the result is the rule's, not the model's, and the Attribution is
 invalid; one usable answer or more keeps it valid.
 
-Calls per sample: the number of rounds, between floor(log2 m) and ceil(log2 m) (0 when m = 1).
+Unknown outcome (a task with safe controls; ``solvers._framing``). Halving presumes an error
+exists, so the search first asks the natural question on the whole log (phase ``gate``, store
+key ``binary_search_gate``): "does it contain a decisive error?" (``{"reason", "decisive_error"}``).
+"No" is the valid "no fault" answer (no agent, no step) and ends the search; "yes" starts the
+halving, whose question then opens with "suppose the session contains a decisive error"; an
+unusable answer also starts it (recorded; with m = 1, nothing else is asked and the Attribution
+is invalid).
+
+Calls per sample: the number of rounds, between floor(log2 m) and ceil(log2 m) (0 when m = 1);
+plus 1 under unknown outcome (only that 1 when the answer is "no").
 
 Departures from the original code: step numbers in the segment and in the question (the original
 showed the segment without them and described the range only in words); the reference answer only
@@ -39,27 +48,51 @@ from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, ge
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
+from blame.arguments import as_bool
 from blame.render import RenderBudget
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
-from solvers._output import extract_json_object, output_problem
+from solvers._output import bound_text, extract_json_object, output_problem
 from solvers.all_at_once import SYSTEM_PROMPT
-from solvers.step_by_step import attribute_step, context_prompt, searchable_steps
+from solvers.step_by_step import (
+    DECISIVE,
+    attribute_step,
+    context_prompt,
+    decisive_schema,
+    parse_yes_no,
+    searchable_steps,
+)
 
+GATE_KEY = "binary_search_gate"
+"""Store key: the answer to the first question under unknown outcome (decisive, reason, errors)."""
 ROUNDS_KEY = "binary_search_rounds"
 """Store key: one dict per round (start/end/mid as step numbers, half, ambiguous, reason, errors)."""
 
 HALVES = ("first", "second")
 
 QUESTION = """\
-The session failed to solve its task. Its decisive error (the earliest mistake that led to the \
-failure) lies within steps {lo} to {hi}, shown above. Which part of this segment holds it?
+{situation} within steps {lo} to {hi}, shown above. Which part of this segment holds it?
 - "first": steps {lo} to {mid}
 - "second": steps {after} to {hi}
 
 Answer with a JSON object only:
 {{"reason": "<one or two sentences of evidence>", "half": "first" or "second"}}"""
+
+SITUATION = {
+    True: "The session failed to solve its task. Its decisive error (the earliest mistake that led "
+    "to the failure) lies",
+    False: "Suppose the session contains a decisive error (the earliest mistake that led to a "
+    "failure). It lies",
+}
+"""The opening of the halving question by framing (``Trajectory.outcome_known``)."""
+
+GATE_QUESTION = """\
+The session may or may not have failed to solve its task. Does its log (above) contain a \
+decisive error: a mistake by an agent or component that led, or will lead, to a failure?
+
+Answer with a JSON object only:
+{"reason": "<one or two sentences of evidence>", "decisive_error": <true or false>}"""
 
 VECTOR_QUESTION = """\
 A hazard event occurred in this session: one or more components of the system were faulty. The \
@@ -107,13 +140,16 @@ def parse_half(text: str) -> tuple[str | None, str, list[str]]:
         return None, reason, [f"'half' is {value!r}, not 'first' or 'second'"]
     named = [half for half, pattern in _WORDS.items() if pattern.search(text)]
     if len(named) == 1:
-        return named[0], text.strip(), []
+        return named[0], bound_text(text).strip(), []
     return None, "", ["the answer names neither half or both" if text.strip() else "empty answer"]
 
 
 def segment_prompt(trajectory: Trajectory, lo: int, hi: int, mid: int, after: int, budget: RenderBudget) -> tuple[str, list[int]]:
     """The user turn for the step range ``lo..hi`` (step numbers) split after step ``mid``."""
-    template = QUESTION if trajectory.label_kind == "step" else VECTOR_QUESTION
+    if trajectory.label_kind == "step":
+        template = QUESTION.replace("{situation}", SITUATION[trajectory.outcome_known])
+    else:
+        template = VECTOR_QUESTION
     return context_prompt(
         trajectory,
         trajectory.steps[lo : hi + 1],
@@ -138,6 +174,7 @@ def binary_search(
         max_log_chars: render budget for each shown segment, in characters.
         max_prompt_chars: budget per agent system prompt shown to the judge.
     """
+    structured_output = as_bool("structured_output", structured_output)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -149,8 +186,14 @@ def binary_search(
         rounds: list[dict[str, Any]] = []
         truncated: set[int] = set()
         start, end = 0, len(steps) - 1
+        gate = None
+        if not trajectory.outcome_known and steps:
+            async with span("gate"):
+                gate, messages, output = await _ask_gate(model, trajectory, budget, attribution, structured_output)
+            state.messages, state.output = [*messages, output.message], output
+            state.store.set(GATE_KEY, gate)
         async with span("binary_search"):
-            while start < end:
+            while start < end and (gate is None or gate["decisive"] is not False):
                 _, (a, b), (c, d) = halve(start, end)
                 lo, hi = steps[a], steps[d]
                 async with span(f"round_{len(rounds) + 1}"):
@@ -176,9 +219,14 @@ def binary_search(
                 )
                 start, end = (a, b) if chosen == "first" else (c, d)
         state.store.set(ROUNDS_KEY, rounds)
-        attribution.truncated_steps = sorted(truncated)
+        attribution.truncated_steps = sorted(truncated | set(attribution.truncated_steps))
+        gate_unusable = gate is not None and gate["decisive"] is None
         if not steps:
             attribution.invalid("the log has no step produced by a component")
+        elif gate is not None and gate["decisive"] is False:
+            attribution.reason = gate["reason"] or "no decisive error"
+        elif gate_unusable and not rounds:
+            attribution.invalid("the first question's answer was unusable: " + "; ".join(gate["errors"]))
         elif rounds and all(r["ambiguous"] for r in rounds):
             attribution.invalid(
                 f"all {len(rounds)} answers were ambiguous, so the result is the first-half rule's, not the model's: "
@@ -191,3 +239,19 @@ def binary_search(
         return state
 
     return solve
+
+
+async def _ask_gate(
+    model: Any, trajectory: Trajectory, budget: RenderBudget, attribution: Attribution, structured_output: bool
+) -> tuple[dict[str, Any], list[ChatMessage], Any]:
+    """The first question under unknown outcome: does the whole log contain a decisive error?"""
+    prompt, cut = context_prompt(
+        trajectory, trajectory.steps, budget, "Session log (steps numbered from 0):", GATE_QUESTION
+    )
+    attribution.truncated_steps = sorted(set(attribution.truncated_steps) | set(cut))
+    messages: list[ChatMessage] = [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=prompt)]
+    schema = response_schema("decisive", decisive_schema()) if structured_output else None
+    output = await generate_answer(model, messages, attribution, phase="gate", schema=schema)
+    problem = output_problem(output)
+    decisive, reason, errors = (None, "", [problem]) if problem else parse_yes_no(output.completion, DECISIVE)
+    return {"decisive": decisive, "reason": reason, "errors": errors}, messages, output

@@ -35,6 +35,7 @@ from collections import Counter
 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from blame.arguments import as_int, as_optional_str
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers.step_by_step import attribute_step, searchable_steps
@@ -93,8 +94,7 @@ def floor_fixed_agent(agent: str | None = None) -> Solver:
         agent: the component id to predict, e.g. ``"WebSurfer"``. A sample whose system lacks it
             gets an invalid Attribution with the reason.
     """
-    if agent is not None and not agent.strip():
-        raise ValueError("floor_fixed_agent: agent must be a component id or None")
+    agent = as_optional_str("agent", agent)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         trajectory = model_view_from_state(state)
@@ -121,8 +121,7 @@ def floor_fixed_step(step: int = 1) -> Solver:
     Args:
         step: the step index to predict (Who&When's Algorithm-Generated mode is 1).
     """
-    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise ValueError(f"floor_fixed_step: step must be a non-negative integer, got {step!r}")
+    step = as_int("step", step, minimum=0)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         trajectory = model_view_from_state(state)

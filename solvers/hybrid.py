@@ -16,7 +16,8 @@ Rules, all recorded in the store under ``hybrid``:
 - The judge's answer is unusable: the Attribution is invalid with the judge's reasons; no walk.
   On step-labelled data only the agent is needed: a usable agent with an unusable step is
   walked all the same (and has no judge step to fall back on).
-- Vector data, the judge names no faulty component: that is the answer (no fault); no walk.
+- The judge gives the "no fault" answer (vector data: no faulty component; step data under
+  unknown outcome, ``solvers._framing``: agent and step null): that is the answer; no walk.
 - Nothing flagged (also: the chosen agent never speaks, or the walk hit a context overflow):
   with ``fallback=True`` (default) the judge's own answer stands (step-labelled: its agent and
   step; vector: its faulty set); with ``fallback=False`` the Attribution is invalid.
@@ -36,6 +37,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
+from blame.arguments import as_bool
 from blame.render import RenderBudget
 from blame.schema import Attribution
 from blame.state import model_view_from_state, save_attribution
@@ -78,6 +80,8 @@ def hybrid(
         max_log_chars: render budget for the whole log (and each prefix), in characters.
         max_prompt_chars: budget per agent system prompt shown to the judge.
     """
+    fallback = as_bool("fallback", fallback)
+    structured_output = as_bool("structured_output", structured_output)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -109,13 +113,13 @@ def hybrid(
 
         # On step data the walk needs only the judge's agent: a usable agent with an unusable
         # step still gets its walk (the fallback then has no step to offer).
-        usable = judge.agent is not None if trajectory.label_kind == "step" else judge.valid
+        usable = judge.valid or (trajectory.label_kind == "step" and judge.agent is not None)
         if not usable:
             record["outcome"] = "invalid"
             attribution.truncated_steps = truncated
             for error in judge.errors:
                 attribution.invalid(f"judge: {error}")
-        elif not judge.faulty:  # vector data: the legal "no fault" answer
+        elif not judge.faulty:  # the legal "no fault" answer (vector data; unknown outcome)
             record["outcome"] = "no_fault"
             attribution.reason, attribution.truncated_steps = judge.reason, truncated
         else:

@@ -53,12 +53,23 @@ same for every prefix of a trajectory; the log prefix of step k is the rendering
 each step rendered on its own (:func:`blame.render.render_prefix_blocks`), so prefix k's text is
 a string prefix of prefix k+1's; only the short final question names k. Consecutive calls therefore share
 everything up to the end of the shorter log, which servers with prefix caching (vLLM, SGLang,
-hosted APIs) reuse. The answer's JSON schema is also fixed per trajectory: ``step`` is an
-unbounded integer checked by the parser (an enum of 0..k would change the schema at every
+hosted APIs) reuse. With ``bound_step=False`` the answer's JSON schema is fixed per trajectory too: ``step``
+is an unbounded integer checked by the parser (an enum of 0..k changes the schema at every
 prefix, and some providers place the schema before the messages, e.g. OpenAI structured outputs
 and gpt-oss's harmony developer message, which would defeat the cache; an enum over the whole log
 would tell the auditor how long the run will be). Every prompt ends with a user turn (a final
 assistant turn makes vLLM continue it as a prefill).
+
+Schema and step range. The verdict schema has exactly two shapes (``anyOf``; Inspect's
+``JSONSchema`` drops ``oneOf`` and ``const``): ``continue`` with ``step`` and ``agent`` null, or
+``alarm`` with an agent among the candidates and an integer step, so constrained decoding cannot
+produce an alarm without a step or agent. The step's range is the one choice left:
+``bound_step=True`` (default) makes it an enum 0..k of the audited prefix, so no alarm can name a
+step the auditor has not seen, at the price of one schema per prefix (the cache cost above, on
+providers that put the schema first; the messages stay byte-identical prefixes);
+``bound_step=False`` keeps one unbounded schema per trajectory. Measured under ``offline/random``
+on ``who_and_when -T safe_controls=true`` (BENCHMARK.md): with the unbounded step most alarms name
+an unseen step and most samples end invalid, so the cache-friendly schema gives way by default.
 
 Render budget: a step longer than ``max_step_chars`` is cut in the middle; if the whole log would
 exceed ``max_log_chars``, one lower per-step limit, chosen once for the whole trajectory, applies
@@ -99,8 +110,10 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
+from blame.arguments import as_bool, as_choice, as_int
 from blame.render import (
     RenderBudget,
+    join_blocks,
     render_prefix_blocks,
     render_system,
     render_task,
@@ -188,23 +201,27 @@ def audit_header(trajectory: Trajectory, budget: RenderBudget) -> str:
 
 def audit_messages(header: str, blocks: list[str], k: int) -> list[ChatMessage]:
     """The messages of the call on the prefix ending at step ``k`` (see "Prompt layout")."""
-    log = "\n\n".join(blocks[: k + 1])
+    log = join_blocks(blocks[: k + 1])
     text = f"{header}\n{log}\n\n{QUESTION.format(k=k)}"
     return [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=text)]
 
 
-def verdict_schema(trajectory: Trajectory) -> dict[str, Any]:
-    """The verdict's JSON schema, identical for every prefix of ``trajectory``."""
+def verdict_schema(trajectory: Trajectory, k: int | None = None) -> dict[str, Any]:
+    """The verdict's JSON schema: exactly two shapes (``anyOf``), "continue" with a null step and
+    agent, or "alarm" with an agent and a step. The alarm's step is an enum 0..``k`` (the audited
+    prefix) when ``k`` is given, else an unbounded integer (one schema for every prefix: see
+    "Schema and step range")."""
+    step: dict[str, Any] = {"type": "integer"} if k is None else {"type": "integer", "enum": list(range(k + 1))}
+
+    def shape(verdict: str, step: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
+        properties = {"reason": {"type": "string"}, "verdict": {"type": "string", "enum": [verdict]}, "step": step, "agent": agent}
+        return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
     return {
-        "type": "object",
-        "properties": {
-            "reason": {"type": "string"},
-            "verdict": {"type": "string", "enum": ["continue", "alarm"]},
-            "step": {"type": ["integer", "null"]},
-            "agent": {"type": ["string", "null"], "enum": [*candidates(trajectory), None]},
-        },
-        "required": ["reason", "verdict", "step", "agent"],
-        "additionalProperties": False,
+        "anyOf": [
+            shape("continue", {"type": "null"}, {"type": "null"}),
+            shape("alarm", step, {"type": "string", "enum": candidates(trajectory)}),
+        ]
     }
 
 
@@ -268,6 +285,7 @@ def online_auditor(
     stride: int = 1,
     max_concurrency: int = 8,
     structured_output: bool = True,
+    bound_step: bool = True,
     max_step_chars: int = RenderBudget.max_step_chars,
     max_log_chars: int = RenderBudget.max_total_chars,
     max_prompt_chars: int = RenderBudget.max_prompt_chars,
@@ -281,16 +299,17 @@ def online_auditor(
         max_concurrency: at most this many calls in flight per sample in the parallel walk.
         structured_output: send the verdict's JSON schema as the response format; the text is
             parsed either way.
+        bound_step: the alarm's step is an enum 0..k of the audited prefix (default; a schema per
+            prefix), or False: an unbounded integer, one schema per trajectory.
         max_step_chars: render budget per step, in characters (see ``render_prefix_blocks``).
         max_log_chars: render budget for the whole log, in characters.
         max_prompt_chars: budget per agent system prompt shown to the auditor.
     """
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
-    if isinstance(stride, bool) or not isinstance(stride, int) or stride < 1:
-        raise ValueError(f"stride must be an integer >= 1, got {stride!r}")
-    if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
-        raise ValueError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
+    structured_output = as_bool("structured_output", structured_output)
+    strategy = as_choice("strategy", strategy, STRATEGIES)  # type: ignore[assignment]
+    stride = as_int("stride", stride, minimum=1)
+    max_concurrency = as_int("max_concurrency", max_concurrency, minimum=1)
+    bound_step = as_bool("bound_step", bound_step)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -298,12 +317,15 @@ def online_auditor(
         attribution = Attribution(method="online_auditor")
         blocks, attribution.truncated_steps = render_prefix_blocks(trajectory, budget)
         header = audit_header(trajectory, budget)
-        schema = response_schema("audit_verdict", verdict_schema(trajectory)) if structured_output else None
+        open_schema = response_schema("audit_verdict", verdict_schema(trajectory))
         model = get_model(role="judge")
         schedule = prefix_schedule(len(trajectory.steps), stride)
 
         async def audit(k: int) -> PrefixCall:
             messages = audit_messages(header, blocks, k)
+            schema = None
+            if structured_output:
+                schema = response_schema("audit_verdict", verdict_schema(trajectory, k)) if bound_step else open_schema
             async with span(f"prefix_{k}"):
                 output = await generate_answer(model, messages, attribution, phase="audit", schema=schema)
             problem = output_problem(output)

@@ -19,7 +19,9 @@ II.  Self-assessment. Every agent component is a persona (its system prompt wher
      messages it took part in; the reference's Phase 2 history filter likewise): its own steps,
      steps addressed to it, and steps with no recipient (broadcasts, group-chat turns) whose
      author has a link to it in the SystemSpec (the author's output reaches it). ``"full"``: the
-     whole log, as the reference code's later Phase 1 does.
+     whole log, as the reference code's later Phase 1 does. ``"reference"``: the reference's
+     rules, the whole log for the self-assessment and the own view for the interrogation and the
+     vote.
 III. Peer interrogation, ``rounds`` rounds (default 1). All reports are shared. In each round
      every persona (concurrently) asks at most ``max_questions`` questions, each to a different
      peer; then every question is answered (concurrently) by the questioned persona from its own
@@ -33,10 +35,21 @@ V.   Aggregation (``solvers._aggregation``: formulas there). ``weighting="proxim
      (default; the reference implementation's, the only one with published results),
      ``"structural"`` or ``"uniform"``; ``beta`` = 0.25. ``faulty`` = the components whose score
      reaches ``threshold`` x the top score (default 0.5: a component needs at least half the
-     weighted support of the most-blamed one; chosen a priori, not tuned on any case; 1.0
-     gives the reference's argmax-with-ties). ``agent`` = the top-scoring component (the
-     top-scoring agent on step-labelled data; ties in ``Attribution.ties``, first in hazard
-     order wins); ``step`` = the weighted choice among the valid votes for that agent.
+     weighted support of the most-blamed one; chosen a priori, not tuned on any case; 1.0 keeps
+     every component tied at the top, which is *not* the reference's rule). ``max_faulty`` caps
+     the set (default: no cap), ties at the cut to the lowest hazard index and listed in ``ties``;
+     ``max_faulty=1`` is the reference's single winner. ``weight_decimals=4`` rounds the weights
+     as the reference does, which decides some ties differently (``solvers._aggregation``).
+     ``agent`` = the top-scoring component (the top-scoring agent on step-labelled data; ties in
+     ``Attribution.ties``, first in hazard order wins); ``step`` = the weighted choice among the
+     valid votes for that agent.
+
+Unknown outcome (a task with safe controls, ``solvers._framing``): the shared context says the
+session may or may not have failed, and on step-labelled data a vote may mark no agent with
+``"step": null``; when no valid vote marks an agent the answer is the valid "no fault".
+
+``preset="paper"``: the setting of the paper's Table 1 as far as the paper and the reference code
+define it (``PRESETS``; BENCHMARK.md gives the commands and the remaining differences).
 
 Ablation ladder ``mode``: C0 votes straight from the log; C1 self-assessment, then each votes
 seeing its own report; C2 reports shared with all, then votes; C3 (default) the full protocol.
@@ -63,8 +76,9 @@ Departures from the reference implementation: personas run concurrently, not one
 answers come from the questioned persona's own context rather than a stateless server-side
 model; questions are structured JSON calls, not tool calls, capped per round; the constructor
 gets no correction turn; a malformed vote is excluded instead of counted as all zeros; the
-multi-fault rule is a threshold (the reference has none); votes are parsed with the suite's
-shared parser. Followed: beta = 0.25 and the proximity formula, one-hot position at the voter's
+multi-fault rule is a threshold (the reference has none; ``max_faulty=1`` gives its single
+winner); weights are exact unless ``weight_decimals`` is set (the reference rounds them to 4
+decimals); votes are parsed with the suite's shared parser. Followed: beta = 0.25 and the proximity formula, one-hot position at the voter's
 own dimension, lowest hazard index wins a tie, one dimension per agent with tools inside it.
 """
 
@@ -83,9 +97,11 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
+from blame.arguments import as_bool, as_choice, as_float, as_int
 from blame.render import (
     RenderBudget,
     cut_middle,
+    fence,
     render_steps,
     render_system,
     render_task,
@@ -115,14 +131,23 @@ from solvers._persona_answers import (
 )
 
 Mode = Literal["C0", "C1", "C2", "C3"]
-PersonaView = Literal["own", "full"]
+PersonaView = Literal["own", "full", "reference"]
 HazardSpace = Literal["dataset", "constructed"]
 MODES: tuple[str, ...] = get_args(Mode)
 DEFAULT_THRESHOLD = 0.5
 DEFAULT_MAX_REPORT_CHARS = 2000
+PRESETS = {
+    "paper": {
+        "mode": "C3", "persona_view": "reference", "weighting": "proximity", "beta": agg.DEFAULT_BETA,
+        "weight_decimals": 4, "top_k_from_label": True, "max_faulty": None,
+    },
+}  # fmt: skip
+"""Named configurations; ``paper``: the setting of the POIROT paper's Table 1 (BENCHMARK.md)."""
 
 OUTCOME = {
     "step": "The session failed to solve its task: one agent made the decisive error that led to the failure.",
+    "step_unknown": "The session may or may not have failed to solve its task: one agent may have made a "
+    "decisive error, or none did.",
     "vector": "A hazard event occurred in the session: one or more components (agents, software, hardware, "
     "humans, channels) were faulty.",
 }
@@ -194,6 +219,15 @@ led to the failure and at which step: the earliest step at which that agent made
 Answer with a JSON object only:
 {{"faulty": [<the agent, one of: {agents}>], "step": <step index>, "justification": "<one or two sentences of evidence>"}}"""
 
+VOTE_STEP_UNKNOWN = """\
+Private vote: no other participant will see it. Decide whether an agent made a decisive error \
+that led to a failure and, if so, which agent and at which step: the earliest step at which that \
+agent made the mistake (steps are numbered from 0 as in the log). Mark that agent as faulty; if \
+no agent made a decisive error, mark none and give the step as null.
+
+Answer with a JSON object only:
+{{"faulty": [<the agent, one of: {agents}; or none>], "step": <step index or null>, "justification": "<one or two sentences of evidence>"}}"""
+
 REPORTS = "Self-assessments shared by the participants:\n\n{reports}"
 OWN_REPORT = "Your self-assessment:\n{report}"
 EXCHANGES = "Your exchanges in the interrogation so far:\n\n{exchanges}"
@@ -240,18 +274,20 @@ class _Session:
         # them by persona instead of by phase and becomes Attribution.persona_usage.
         self.ledger = Attribution(method="persona-ledger")
         self.personas: dict[str, ChatMessageUser] = {}
+        self.assessing: dict[str, ChatMessageUser] = {}
         self._build_turns(view, budget)
 
     def _build_turns(self, view: PersonaView, budget: RenderBudget) -> None:
         """The shared context turn and each persona's turn; records the steps that were cut."""
         trajectory, truncated = self.trajectory, set()
         log = OWN_LOG
+        whole = render_steps(trajectory.steps, budget)
         if view == "full":
-            rendered = render_steps(trajectory.steps, budget)
-            log, truncated = FULL_LOG.format(log=rendered.text), set(rendered.truncated_steps)
+            log, truncated = FULL_LOG.format(log=whole.text), set(whole.truncated_steps)
+        outcome = "step_unknown" if trajectory.label_kind == "step" and not trajectory.outcome_known else trajectory.label_kind
         self.context = ChatMessageUser(
             content=CONTEXT.format(
-                outcome=OUTCOME[trajectory.label_kind],
+                outcome=OUTCOME[outcome],
                 task=render_task(trajectory),
                 space=render_system(self.space, budget, prompts=False),
                 log=log,
@@ -260,20 +296,25 @@ class _Session:
         for agent in trajectory.system.agents:
             role = agent.system_prompt or agent.description or f"the {agent.name} agent"
             label = agent.id if agent.name == agent.id else f"{agent.id} ({agent.name})"
-            parts = [PERSONA.format(persona=label, role=cut_middle(role, budget.max_prompt_chars))]
-            if view == "own":  # the view first: personas whose views start alike share that prefix
-                steps = persona_steps(trajectory, agent.id, view)
+            parts = [PERSONA.format(persona=label, role=fence(cut_middle(role, budget.max_prompt_chars)))]
+            if view in ("own", "reference"):  # the view first: views that start alike share that prefix
+                steps = persona_steps(trajectory, agent.id, "own")
                 rendered = render_steps(steps, budget)
                 truncated |= set(rendered.truncated_steps)
                 parts.insert(0, OWN_STEPS.format(log=rendered.text) if steps else NO_STEPS)
             self.personas[agent.id] = ChatMessageUser(content="\n\n".join(parts))
+            if view == "reference":  # the self-assessment reads the whole log (the reference's Phase 1)
+                truncated |= set(whole.truncated_steps)
+                parts[0] = FULL_LOG.format(log=whole.text)
+                self.assessing[agent.id] = ChatMessageUser(content="\n\n".join(parts))
         self.attribution.truncated_steps = sorted(truncated)
 
     def schema(self, name: str, schema: dict[str, Any]) -> ResponseSchema | None:
         return response_schema(name, schema) if self.structured else None
 
     async def call(self, persona: str, phase: str, text: str, schema: ResponseSchema | None = None) -> ModelOutput:
-        messages = [self.context, self.personas[persona], ChatMessageUser(content=text)]
+        turn = self.assessing.get(persona, self.personas[persona]) if phase == "self_assessment" else self.personas[persona]
+        messages = [self.context, turn, ChatMessageUser(content=text)]
         output = await generate_answer(self.model, messages, self.attribution, phase, schema)
         book_usage(self.ledger, persona, output)
         return output
@@ -346,31 +387,36 @@ async def _vote(session: _Session, persona: str) -> Vote:
     async with span(persona):
         step_level = session.trajectory.label_kind == "step"
         n_steps = len(session.trajectory.steps) if step_level else None
+        no_fault = step_level and not session.trajectory.outcome_known
         if step_level:
-            instructions = VOTE_STEP.format(agents=", ".join(c.id for c in session.space.agents))
+            template = VOTE_STEP_UNKNOWN if no_fault else VOTE_STEP
+            instructions = template.format(agents=", ".join(c.id for c in session.space.agents))
         else:
             instructions = VOTE_VECTOR.format(dims=", ".join(session.space.ids))
-        schema = session.schema("vote", vote_schema(session.space, n_steps))
+        schema = session.schema("vote", vote_schema(session.space, n_steps, no_fault))
         output = await session.call(persona, "vote", session.prompt(persona, instructions), schema)
-        return read_vote(persona, output, session.space, n_steps)
+        return read_vote(persona, output, session.space, n_steps, no_fault)
 
 
-def _aggregate(
-    session: _Session, state: TaskState, weighting: agg.Weighting, beta: float, threshold: float, top_k_from_label: bool
-) -> None:
-    """Phase V: fill scores, faulty, agent, step and ties from the valid votes."""
+def _aggregate(session: _Session, state: TaskState, rules: dict[str, Any]) -> None:
+    """Phase V: fill scores, faulty, agent, step and ties from the valid votes (``rules``: the
+    weighting, beta, weight_decimals, threshold, top_k_from_label and max_faulty settings)."""
     attribution, space = session.attribution, session.space
     valid = [v for v in attribution.votes if v.valid]
     if not valid:
         attribution.invalid(f"all {len(attribution.votes)} votes are invalid")
         return
-    agg.weigh(valid, space.ids, weighting, beta, agg.link_distances(session.trajectory.system))
-    attribution.scores = agg.scores(valid, space.ids)
+    decimals = rules["weight_decimals"]
+    exact = decimals is not None
+    distances = agg.link_distances(session.trajectory.system)
+    agg.weigh(valid, space.ids, rules["weighting"], rules["beta"], distances, decimals)
+    attribution.scores = agg.scores(valid, space.ids, voter_order=exact)
     step_level = session.trajectory.label_kind == "step"
     candidates = [c.id for c in space.agents] if step_level else space.ids
-    top = agg.top_components(attribution.scores, candidates)
+    top = agg.top_components(attribution.scores, candidates, exact)
     attribution.agent = top[0] if top else None
     attribution.ties = top if len(top) > 1 else []
+    top_k_from_label, threshold = rules["top_k_from_label"], rules["threshold"]
     if top_k_from_label:
         label = trajectory_from_state(state).label  # the one label read: the fault count, after every call
         k = len(label.faulty) if label else 0
@@ -378,10 +424,15 @@ def _aggregate(
         transcript().info({"label_informed": True, "top_k_from_label": k}, source="poirot")
     else:
         attribution.faulty = agg.threshold_rule(attribution.scores, threshold)
+    if rules["max_faulty"] is not None:
+        attribution.faulty, cut_ties = agg.cap(attribution.scores, attribution.faulty, rules["max_faulty"], exact)
+        attribution.ties = sorted(set(attribution.ties) | set(cut_ties), key=space.ids.index)
     blamed = f"top {top[0]} (S = {attribution.scores[top[0]]:.3f})" if top else "no component was blamed"
     attribution.reason = f"{len(valid)} of {len(attribution.votes)} votes valid; {blamed}"
     if step_level:
-        if attribution.agent is None:
+        if attribution.agent is None and not session.trajectory.outcome_known:
+            attribution.faulty, attribution.reason = [], f"{len(valid)} valid votes, none marked an agent: no fault"
+        elif attribution.agent is None:
             attribution.invalid("no valid vote marked an agent")
         else:
             attribution.step = agg.decisive_step(valid, attribution.agent)
@@ -399,6 +450,9 @@ def poirot(
     beta: float = agg.DEFAULT_BETA,
     threshold: float = DEFAULT_THRESHOLD,
     top_k_from_label: bool = False,
+    max_faulty: int | None = None,
+    weight_decimals: int | None = None,
+    preset: str | None = None,
     structured_output: bool = True,
     max_step_chars: int = RenderBudget.max_step_chars,
     max_log_chars: int = RenderBudget.max_total_chars,
@@ -418,30 +472,41 @@ def poirot(
         threshold: a component is faulty when its score >= threshold * the top score; in (0, 1].
         top_k_from_label: LABEL-INFORMED: predict the top k components, k = the true number of
             faults (the published leaderboard's practice); the attribution is marked as such.
+        max_faulty: cap on the predicted set (default None: no cap); ties at the cut go to the
+            lowest hazard index and are listed in ``ties``. 1 is the reference's single winner.
+        weight_decimals: round each vote weight to this many decimals, sum in voter-id order and
+            break ties only on exact equality, as the reference does with 4 (default None: exact).
+        preset: ``"paper"``, the POIROT paper's Table 1 setting (``PRESETS``; BENCHMARK.md): it
+            overrides mode, persona_view, weighting, beta, weight_decimals, top_k_from_label
+            and max_faulty, and is LABEL-INFORMED.
         structured_output: send JSON schemas as the response format.
         max_step_chars, max_log_chars, max_prompt_chars: render budgets (``blame.render``).
         max_report_chars: cut for each report, question and answer quoted into a prompt.
     """
-    checks = {
-        "mode": (mode, MODES),
-        "persona_view": (persona_view, get_args(PersonaView)),
-        "hazard_space": (hazard_space, get_args(HazardSpace)),
-        "weighting": (weighting, agg.WEIGHTINGS),
-    }
-    for name, (value, allowed) in checks.items():
-        if value not in allowed:
-            raise ValueError(f"poirot: {name}={value!r}; use one of {allowed}")
-    if rounds < 1 or max_questions < 1 or max_report_chars < 0:
-        raise ValueError(
-            f"poirot: rounds ({rounds}) and max_questions ({max_questions}) must be >= 1, max_report_chars >= 0"
-        )
-    if beta < 0 or not 0 < threshold <= 1:
-        raise ValueError(f"poirot: need beta >= 0 (got {beta}) and 0 < threshold <= 1 (got {threshold})")
+    if preset is not None:
+        preset = as_choice("preset", preset, sorted(PRESETS))
+        fixed = PRESETS[preset]
+        mode, persona_view, weighting, beta = fixed["mode"], fixed["persona_view"], fixed["weighting"], fixed["beta"]
+        weight_decimals, top_k_from_label, max_faulty = fixed["weight_decimals"], fixed["top_k_from_label"], fixed["max_faulty"]
+    top_k_from_label = as_bool("top_k_from_label", top_k_from_label)
+    structured_output = as_bool("structured_output", structured_output)
+    mode = as_choice("mode", mode, MODES)  # type: ignore[assignment]
+    persona_view = as_choice("persona_view", persona_view, get_args(PersonaView))  # type: ignore[assignment]
+    hazard_space = as_choice("hazard_space", hazard_space, get_args(HazardSpace))  # type: ignore[assignment]
+    weighting = as_choice("weighting", weighting, agg.WEIGHTINGS)  # type: ignore[assignment]
+    rounds = as_int("rounds", rounds, minimum=1)
+    max_questions = as_int("max_questions", max_questions, minimum=1)
+    max_report_chars = as_int("max_report_chars", max_report_chars, minimum=0)
+    beta = as_float("beta", beta, minimum=0)
+    threshold = as_float("threshold", threshold, above=0, maximum=1)
+    max_faulty = None if max_faulty is None else as_int("max_faulty", max_faulty, minimum=1)
+    weight_decimals = None if weight_decimals is None else as_int("weight_decimals", weight_decimals, minimum=0)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
     settings = {
         "mode": mode, "rounds": rounds, "max_questions": max_questions, "persona_view": persona_view,
         "hazard_space": hazard_space, "weighting": weighting, "beta": beta, "threshold": threshold,
-        "top_k_from_label": top_k_from_label,
+        "top_k_from_label": top_k_from_label, "max_faulty": max_faulty, "weight_decimals": weight_decimals,
+        "preset": preset,
     }  # fmt: skip
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -478,7 +543,7 @@ def poirot(
         async with span("vote"):
             attribution.votes = await gather(*(_vote(session, p) for p in personas))
         async with span("aggregation"):
-            _aggregate(session, state, weighting, beta, threshold, top_k_from_label)
+            _aggregate(session, state, settings)
         attribution.persona_usage = session.ledger.usage
         save_attribution(state, attribution)
         return state

@@ -12,8 +12,11 @@ Protocol (one sample; every iteration is a span ``iteration_<k>``):
    - step-labelled data: ``{"agent", "step", "fault_rationale", "primacy_rationale",
      "decisiveness_rationale"}``;
    - vector-labelled data: ``{"faulty": [component ids], ...the three rationales}``; an empty
-     list is the legal "no decisive fault" answer. (Step-labelled logs all failed and their task
-     states it, so there the schema asks for an agent and a step, as all-at-once does.)
+     list is the legal "no decisive fault" answer. (Step-labelled logs of known failures: the
+     prompt says so and the schema asks for an agent and a step, as all-at-once does; under unknown
+     outcome, ``solvers._framing``, ``"agent": null, "step": null`` is the candidate "no decisive
+     error", which the evaluators check against criteria rewritten for it and the rule check
+     passes.)
 2. **Three LLM evaluators** (phases ``evaluator_fault``, ``evaluator_primacy``,
    ``evaluator_decisiveness``; role ``evaluator``), run concurrently with
    ``solvers._gather.gather``. Each sees the task, system and log, the candidate and the Judge's
@@ -27,7 +30,7 @@ Protocol (one sample; every iteration is a span ``iteration_<k>``):
    component is a component of the system (parsing already enforces it, so any usable vector
    candidate gets 100).
 4. **Stopping rule.** The iteration's total is the sum of the four confidences (0..400). The loop
-   stops as soon as a total reaches ``threshold`` (default 350, the paper's), or after
+   stops as soon as a total exceeds ``threshold`` (``>``; default 350, the paper's: "exceeds"), or after
    ``max_iterations`` iterations (K, default 2, the paper's usual setting), or at a context
    overflow of the Judge (the memory only lengthens the next prompt). The answer is the candidate
    with the highest total in the history; ties go to the earlier iteration. A Judge answer that
@@ -40,7 +43,7 @@ under ``raffles_iterations`` (a list of JSON dicts), the chosen iteration under
 ``raffles_chosen``, and each iteration is also an ``InfoEvent`` in the transcript.
 
 Calls per sample: sum over the iterations run of (1 + 3 if the Judge's answer was usable), so
-4 when the first candidate reaches the threshold and at most 4K; independent of the log length
+4 when the first candidate exceeds the threshold and at most 4K; independent of the log length
 n, though every call carries the whole log (O(n) tokens), and the Judge's prompt grows with the
 memory.
 
@@ -71,6 +74,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
+from blame.arguments import as_bool, as_int
 from blame.render import (
     RenderBudget,
     cut_middle,
@@ -88,7 +92,8 @@ from solvers._output import (
     parse_agent_step,
     parse_faulty,
 )
-from solvers.all_at_once import candidate_agents, step_schema, vector_schema
+from solvers._framing import admits_no_fault, is_no_fault, situation, with_no_fault
+from solvers.all_at_once import candidate_agents, named_step_schema, vector_schema
 from solvers.step_by_step import parse_yes_no
 
 ITERATIONS_KEY = "raffles_iterations"
@@ -128,7 +133,7 @@ VECTOR_CRITERIA = {
 }
 
 JUDGE_STEP_INSTRUCTIONS = """\
-You are the Judge. The session above failed to solve its task. Propose its decisive fault: the agent, and the step \
+You are the Judge. {situation} Propose its decisive fault: the agent, and the step \
 at which that agent made the mistake that caused the failure. Steps are numbered from 0 as shown \
 in the log ([step i]). A decisive fault meets three criteria:
 1. {fault}
@@ -137,7 +142,7 @@ in the log ([step i]). A decisive fault meets three criteria:
 
 Answer with a JSON object only, with a separate rationale for each criterion:
 {{"agent": "<one of: {agents}>", "step": <integer step index>, "fault_rationale": "...", \
-"primacy_rationale": "...", "decisiveness_rationale": "..."}}"""
+"primacy_rationale": "...", "decisiveness_rationale": "..."}}{no_fault}"""
 
 JUDGE_VECTOR_INSTRUCTIONS = """\
 You are the Judge. A hazard event may have occurred in the session above: one or more components of the system may \
@@ -152,8 +157,8 @@ Answer with a JSON object only, with a separate rationale for each criterion:
 "primacy_rationale": "...", "decisiveness_rationale": "..."}}"""
 
 MEMORY_INTRO = """\
-Your earlier proposals and the evaluators' assessments (the threshold for acceptance is a total \
-confidence of {threshold} of {max_total}):"""
+Your earlier proposals and the evaluators' assessments (acceptance needs a total confidence \
+above {threshold} of {max_total}):"""
 
 MEMORY_OUTRO = """\
 Revise your proposal in the light of this feedback: keep a candidate the evidence supports, \
@@ -173,7 +178,20 @@ Check the criterion, and the rationale, against the log. Answer with a JSON obje
 "confidence": <integer from 0 to 100: how likely the criterion holds; 0 = certainly violated, \
 100 = certainly satisfied>}}"""
 
-STEP_SITUATION = "The session above failed to solve its task."
+NO_FAULT_CRITERIA = {
+    "fault": "No fault: no agent made a real mistake (a wrong fact, action, plan or reading of "
+    "earlier output) at any step of the log.",
+    "primacy": "Nothing overlooked: no step, early or late, holds a mistake that set the session on "
+    "its way to failure.",
+    "decisiveness": "Outcome: the session did not fail, or any slip in it was corrected later or did "
+    "not affect the outcome.",
+}
+"""Step-labelled data under unknown outcome: the criteria for the candidate "no decisive error"."""
+
+NO_FAULT_FORMAT = (
+    ' If the log shows no decisive error, answer with "agent": null and "step": null, and give the '
+    "three rationales for that."
+)
 VECTOR_SITUATION = "A hazard event may have occurred in the session above."
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -183,11 +201,13 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def judge_schema(trajectory: Trajectory) -> dict[str, Any]:
-    """The all-at-once answer schema with the single ``reason`` replaced by three rationales."""
-    base = step_schema(trajectory) if trajectory.label_kind == "step" else vector_schema(trajectory)
+    """The all-at-once answer schema with the single ``reason`` replaced by three rationales
+    (under unknown outcome, with its "no fault" twin: ``solvers._framing.with_no_fault``)."""
+    base = named_step_schema(trajectory) if trajectory.label_kind == "step" else vector_schema(trajectory)
     properties = {k: v for k, v in base["properties"].items() if k != "reason"}
     properties.update({f"{c}_rationale": {"type": "string"} for c in CRITERIA})
-    return {**base, "properties": properties, "required": list(properties)}
+    schema = {**base, "properties": properties, "required": list(properties)}
+    return schema if trajectory.outcome_known or trajectory.label_kind != "step" else with_no_fault(schema)
 
 
 def evaluator_schema() -> dict[str, Any]:
@@ -216,6 +236,8 @@ def parse_candidate(text: str, trajectory: Trajectory) -> tuple[dict[str, Any] |
     """
     data = extract_json_object(text) or {}
     rationales = {c: str(data.get(f"{c}_rationale") or "") for c in CRITERIA}
+    if trajectory.label_kind == "step" and admits_no_fault(trajectory) and is_no_fault(text):
+        return {"agent": None, "step": None, "faulty": []}, rationales, []
     if trajectory.label_kind == "step":
         agent, step, _, errors = parse_agent_step(
             text, trajectory.system, len(trajectory.steps), candidate_agents(trajectory)
@@ -232,7 +254,7 @@ def parse_candidate(text: str, trajectory: Trajectory) -> tuple[dict[str, Any] |
 def parse_confidence(value: Any) -> tuple[int | None, str | None]:
     """(confidence, error): an integer 0..100 (also ``"85"``, ``"85%"``, ``85.0``)."""
     if isinstance(value, str):
-        numbers = _NUMBER.findall(value)
+        numbers = _NUMBER.findall(value[:1000])
         value = float(numbers[0]) if len(numbers) == 1 else value
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -259,6 +281,8 @@ def parse_evaluation(text: str) -> tuple[bool | None, int | None, str, list[str]
 def describe(candidate: dict[str, Any], trajectory: Trajectory) -> str:
     """A candidate in words, e.g. ``agent coder at step 2`` or ``faulty components: a, b``."""
     if trajectory.label_kind == "step":
+        if candidate["agent"] is None:
+            return "no decisive error in the session"
         return f"agent {candidate['agent']} at step {candidate['step']}"
     return f"faulty components: {', '.join(candidate['faulty'])}" if candidate["faulty"] else "no faulty component"
 
@@ -286,7 +310,12 @@ def judge_prompt(trajectory: Trajectory, log_text: str, budget: RenderBudget, me
     """The Judge's user turn: task, system, log, memory (if any), instructions."""
     criteria = STEP_CRITERIA if trajectory.label_kind == "step" else VECTOR_CRITERIA
     if trajectory.label_kind == "step":
-        instructions = JUDGE_STEP_INSTRUCTIONS.format(agents=", ".join(candidate_agents(trajectory)), **criteria)
+        instructions = JUDGE_STEP_INSTRUCTIONS.format(
+            situation=situation(trajectory),
+            agents=", ".join(candidate_agents(trajectory)),
+            no_fault="" if trajectory.outcome_known else NO_FAULT_FORMAT,
+            **criteria,
+        )
     else:
         instructions = JUDGE_VECTOR_INSTRUCTIONS.format(components=", ".join(trajectory.system.ids), **criteria)
     parts = [render_task(trajectory), render_system(trajectory.system, budget), f"Session log:\n{log_text}"]
@@ -300,8 +329,10 @@ def evaluator_prompt(
 ) -> str:
     """An evaluator's user turn for one criterion."""
     criteria = STEP_CRITERIA if trajectory.label_kind == "step" else VECTOR_CRITERIA
+    if trajectory.label_kind == "step" and candidate["agent"] is None:
+        criteria = NO_FAULT_CRITERIA
     question = EVALUATOR_QUESTION.format(
-        situation=STEP_SITUATION if trajectory.label_kind == "step" else VECTOR_SITUATION,
+        situation=situation(trajectory) if trajectory.label_kind == "step" else VECTOR_SITUATION,
         candidate=describe(candidate, trajectory),
         criterion=criteria[criterion],
         rationale=rationale or "(the Judge gave none)",
@@ -314,7 +345,9 @@ def evaluator_prompt(
 
 def rule_check(candidate: dict[str, Any], trajectory: Trajectory) -> dict[str, Any]:
     """The rule-based evaluator (confidence 0 or 100; see the module docstring)."""
-    if trajectory.label_kind == "step":
+    if trajectory.label_kind == "step" and candidate["agent"] is None:
+        ok, reason = True, "no step is named, so there is nothing to check against the log"
+    elif trajectory.label_kind == "step":
         step, agent = candidate["step"], candidate["agent"]
         if not 0 <= step < len(trajectory.steps):
             ok, reason = False, f"step {step} is outside the log"
@@ -388,16 +421,15 @@ def raffles(
 
     Args:
         max_iterations: K, the most Judge iterations per sample (paper: 2).
-        threshold: stop once an iteration's summed confidence reaches this (0..400; paper: 350).
+        threshold: stop once an iteration's summed confidence exceeds this (0..400; paper: 350).
         structured_output: send each answer's JSON schema as the response format.
         max_step_chars: render budget per step, in characters (see ``blame.render``).
         max_log_chars: render budget for the whole log, in characters.
         max_prompt_chars: budget per agent system prompt shown to the models.
     """
-    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 1:
-        raise ValueError(f"raffles: max_iterations must be an integer >= 1, got {max_iterations!r}")
-    if isinstance(threshold, bool) or not isinstance(threshold, int) or not 0 <= threshold <= MAX_TOTAL:
-        raise ValueError(f"raffles: threshold must be an integer in 0..{MAX_TOTAL}, got {threshold!r}")
+    structured_output = as_bool("structured_output", structured_output)
+    max_iterations = as_int("max_iterations", max_iterations, minimum=1)
+    threshold = as_int("threshold", threshold, minimum=0, maximum=MAX_TOTAL)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -443,7 +475,7 @@ def raffles(
                         )
                     record["evaluations"].append(rule_check(candidate, trajectory))
                     record["total"] = sum(e["confidence"] for e in record["evaluations"])
-                if record["total"] >= threshold and candidate is not None:
+                if record["total"] > threshold and candidate is not None:
                     record["stopped"] = "threshold"
                 elif output.stop_reason == "model_length":
                     record["stopped"] = "context overflow"

@@ -24,10 +24,11 @@ Unusable and missing answers
   "no" and the walk goes on, like the original (it stopped only on a reply starting "1. yes").
   Every answer, usable or not, is recorded in the store under ``step_by_step_verdicts``.
 - A context overflow (``stop_reason=model_length``) ends the walk: later prefixes are longer.
-- Nothing flagged: on step-labelled data (every log failed) the Attribution is invalid ("no step
-  was judged decisive"); on vector-labelled data it is the legal "no fault" answer
-  (``faulty=[]``) **if every answer was a usable "no"**, and invalid otherwise (an unusable
-  answer might have been the "yes").
+- Nothing flagged: on step-labelled data of known failures the Attribution is invalid ("no step
+  was judged decisive"); on vector-labelled data, and on step-labelled data under unknown outcome
+  (``solvers._framing``; the question then says the session may or may not have failed), it is
+  the legal "no fault" answer (``faulty=[]``, no agent, no step) **if every answer was a usable
+  "no"**, and invalid otherwise (an unusable answer might have been the "yes").
 
 Calls per sample: k, the 1-based position of the first flagged step among the m searchable
 steps (m = n on Who&When); m when nothing is flagged; fewer if a context overflow ends the walk.
@@ -65,8 +66,10 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
+from blame.arguments import as_bool
 from blame.render import (
     RenderBudget,
+    join_blocks,
     render_prefix_blocks,
     render_steps,
     render_system,
@@ -75,7 +78,8 @@ from blame.render import (
 from blame.schema import SYSTEM_SPEAKER, Attribution, Step, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
-from solvers._output import extract_json_object, output_problem
+from solvers._framing import admits_no_fault
+from solvers._output import bound_text, extract_json_object, output_problem
 from solvers.all_at_once import SYSTEM_PROMPT
 
 VERDICTS_KEY = "step_by_step_verdicts"
@@ -84,13 +88,20 @@ VERDICTS_KEY = "step_by_step_verdicts"
 DECISIVE = "decisive_error"
 
 STEP_QUESTION = """\
-The session failed to solve its task. You are reading its log one step at a time: above are \
+{situation} You are reading its log one step at a time: above are \
 steps 0 to {i}, and later steps are not shown. Decide whether step {i}, produced by \
 {agent}, is the decisive error: the mistake that led to the failure, made at this step rather \
 than inherited from an earlier step. Judge step {i} only.
 
 Answer with a JSON object only:
 {{"reason": "<one or two sentences of evidence>", "decisive_error": <true or false>}}"""
+
+STEP_SITUATION = {
+    True: "The session failed to solve its task.",
+    False: "The session may or may not have failed to solve its task: it may or may not contain a "
+    "decisive error, and if it does not, no step is one.",
+}
+"""The opening of the step question by framing (``Trajectory.outcome_known``; ``solvers._framing``)."""
 
 VECTOR_STEP_QUESTION = """\
 A hazard event may have occurred in this session: one or more components of the system may have \
@@ -148,9 +159,9 @@ def parse_yes_no(text: str, key: str) -> tuple[bool | None, str, list[str]]:
         if isinstance(value, str) and value.strip().lower() in _YES | _NO:
             return value.strip().lower() in _YES, reason, []
         return None, reason, [f"'{key}' is {value!r}, not true or false"]
-    match = _LEADING.match(text)
+    match = _LEADING.match(text[:200])  # a leading word: the head suffices, and bounds the match
     if match:
-        return match.group(1).lower() in _YES, text.strip(), []
+        return match.group(1).lower() in _YES, bound_text(text).strip(), []
     return None, "", [f"no JSON object with '{key}' and no leading yes/no in the answer"]
 
 
@@ -211,14 +222,17 @@ async def walk_steps(
     ``attribution`` under ``phase``.
     """
     walk = Walk()
-    template = STEP_QUESTION if trajectory.label_kind == "step" else VECTOR_STEP_QUESTION
+    if trajectory.label_kind == "step":
+        template = STEP_QUESTION.replace("{situation}", STEP_SITUATION[trajectory.outcome_known])
+    else:
+        template = VECTOR_STEP_QUESTION
     schema = response_schema("step_verdict", decisive_schema()) if structured_output else None
     blocks, truncated = render_prefix_blocks(trajectory, budget)
     heading = f"Session log ({len(trajectory.steps)} steps in all, numbered from 0; shown up to the step in question):"
     for i in indices:
         step = trajectory.steps[i]
         async with span(f"step_{i}"):
-            log_text = heading + "\n" + "\n\n".join(blocks[: i + 1])
+            log_text = heading + "\n" + join_blocks(blocks[: i + 1])
             prompt = user_turn(trajectory, budget, log_text, template.format(i=i, agent=step.agent))
             walk.truncated.update(t for t in truncated if t <= i)
             messages: list[ChatMessage] = [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=prompt)]
@@ -262,7 +276,7 @@ def conclude_walk(walk: Walk, trajectory: Trajectory, attribution: Attribution) 
         return attribution.invalid(f"the walk stopped at a context overflow ({walk.overflow})")
     if asked == 0:
         return attribution.invalid("the log has no step produced by a component")
-    if trajectory.label_kind == "vector" and walk.unusable == 0:
+    if admits_no_fault(trajectory) and walk.unusable == 0:
         attribution.reason = f"none of the {asked} steps was judged a decisive fault"
         return attribution
     return attribution.invalid(
@@ -285,6 +299,7 @@ def step_by_step(
         max_log_chars: render budget for each shown prefix of the log, in characters.
         max_prompt_chars: budget per agent system prompt shown to the judge.
     """
+    structured_output = as_bool("structured_output", structured_output)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from inspect_ai import Task
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
+from blame.errors import DataFormatError, DatasetNotFoundError
 from blame.paths import provenance
 from blame.render import render_log
 from blame.schema import Scalar, Trajectory
-from blame.state import SHOW_REFERENCE_KEY, TRAJECTORY_KEY
+from blame.state import FRAMING_KEY, SHOW_REFERENCE_KEY, TRAJECTORY_KEY, task_framing
 from scorers.vector import FAULT_GROUP_KEY, fault_group
 from solvers import solver_by_name
+
+
+def load_data(loader: Callable[..., list[Trajectory]], *args: object) -> list[Trajectory]:
+    """``loader(*args)``, with a missing or malformed dataset raised as Inspect's one-line
+    ``PrerequisiteError`` (file, field and problem; no traceback)."""
+    try:
+        return loader(*args)
+    except (DataFormatError, DatasetNotFoundError) as error:
+        raise PrerequisiteError(f"{type(error).__name__}: {error}") from error
 
 
 def target_text(trajectory: Trajectory) -> str:
@@ -28,8 +39,12 @@ def target_text(trajectory: Trajectory) -> str:
     return ", ".join(label.faulty)
 
 
-def trajectory_to_sample(trajectory: Trajectory, with_reference_answer: bool = False) -> Sample:
-    """An Inspect Sample: input = rendered log; metadata = trajectory + flat scalar covariates.
+def trajectory_to_sample(
+    trajectory: Trajectory, with_reference_answer: bool = False, framing: str | None = None
+) -> Sample:
+    """An Inspect Sample: input = rendered log; metadata = trajectory + flat scalar covariates
+    + the framing (``blame.state.task_framing`` of the whole task; of this trajectory alone when
+    ``framing`` is None).
 
     The full trajectory (label included) travels in metadata for the scorers; solvers read it
     only through ``blame.state.model_view_from_state``.
@@ -51,6 +66,7 @@ def trajectory_to_sample(trajectory: Trajectory, with_reference_answer: bool = F
         metadata={
             **covariates,
             SHOW_REFERENCE_KEY: with_reference_answer,
+            FRAMING_KEY: framing or task_framing([trajectory]),
             TRAJECTORY_KEY: trajectory.model_dump(mode="json"),
         },
     )
@@ -81,8 +97,9 @@ def build_task(
     """
     if not trajectories:
         raise ValueError(f"task {name}: no trajectories selected")
+    framing = task_framing(trajectories)
     dataset = MemoryDataset(
-        [trajectory_to_sample(t, with_reference_answer) for t in trajectories], name=name
+        [trajectory_to_sample(t, with_reference_answer, framing) for t in trajectories], name=name
     )
     return Task(
         dataset=dataset,
@@ -91,5 +108,9 @@ def build_task(
         name=name,
         headline_metric=headline,
         metrics=metrics,
-        metadata={"with_reference_answer": with_reference_answer, "datasets": dataset_provenance(trajectories)},
+        metadata={
+            "with_reference_answer": with_reference_answer,
+            FRAMING_KEY: framing,
+            "datasets": dataset_provenance(trajectories),
+        },
     )

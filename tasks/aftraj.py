@@ -25,9 +25,10 @@ from __future__ import annotations
 from inspect_ai import Task, task
 from inspect_ai.log import HeadlineMetric
 
-from blame.aftraj import load_aftraj
+from blame.aftraj import SUBSETS, load_aftraj
+from blame.arguments import as_bool, as_choice, as_optional_str
 from scorers.auditing import auditing
-from tasks._common import build_task
+from tasks._common import build_task, load_data
 
 
 def _domains(domains: str | list[str] | None) -> list[str] | None:
@@ -48,7 +49,11 @@ def aftraj(
     solver: str = "online_auditor",
 ) -> Task:
     """AFTraj online auditing (decisive step and agent, or safe), scored by Exact-F1 and FAR."""
-    trajectories = load_aftraj(data_dir, subset, _domains(domains), paper_test_split)
+    subset = as_choice("subset", subset, ["all", *SUBSETS])
+    paper_test_split = as_bool("paper_test_split", paper_test_split)
+    with_reference_answer = as_bool("with_reference_answer", with_reference_answer)
+    data_dir = as_optional_str("data_dir", data_dir)
+    trajectories = load_data(load_aftraj, data_dir, subset, _domains(domains), paper_test_split)
     return build_task(
         trajectories,
         scorer=auditing(),

@@ -20,14 +20,17 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
+from blame.arguments import as_bool, as_optional_str
 from blame.blame_cases import load_blame
 from scorers.vector import vector, vector_metrics
-from tasks._common import build_task
+from tasks._common import build_task, load_data
 
 
 @task
 def blame_cortex(solver: str = "poirot", data_dir: str | None = None, per_dimension_metrics: bool = False) -> Task:
     """CORTEX fault attribution over 7 hazard dimensions, scored by exact vector match."""
-    trajectories = load_blame(data_dir, "cortex")
+    data_dir = as_optional_str("data_dir", data_dir)
+    per_dimension_metrics = as_bool("per_dimension_metrics", per_dimension_metrics)
+    trajectories = load_data(load_blame, data_dir, "cortex")
     metrics = vector_metrics(per_dimension_metrics)
     return build_task(trajectories, vector(), solver, name="blame_cortex", headline="vector.exact", metrics=metrics)

@@ -34,11 +34,12 @@ from __future__ import annotations
 from inspect_ai import Task, task
 from inspect_ai.log import HeadlineMetric
 
+from blame.arguments import as_bool, as_choice, as_optional_str
 from blame.safe_controls import with_safe_controls
-from blame.who_and_when import load_who_and_when
+from blame.who_and_when import SUBSETS, load_who_and_when
 from scorers.attribution import attribution, attribution_metrics
 from scorers.auditing import auditing
-from tasks._common import build_task
+from tasks._common import build_task, load_data
 
 WHO_AND_WHEN_REVISION = "f4d2b6da464a826580e59b3a0eae15ea2d642d7c"
 
@@ -54,7 +55,13 @@ def who_and_when(
     per_dimension_metrics: bool = False,
 ) -> Task:
     """Who&When failure attribution (agent + decisive step), scored by exact agent and step."""
-    trajectories = load_who_and_when(data_dir, subset)
+    subset = as_choice("subset", subset, [*SUBSETS, "all"])
+    with_reference_answer = as_bool("with_reference_answer", with_reference_answer)
+    only_consistent_labels = as_bool("only_consistent_labels", only_consistent_labels)
+    safe_controls = as_bool("safe_controls", safe_controls)
+    per_dimension_metrics = as_bool("per_dimension_metrics", per_dimension_metrics)
+    data_dir = as_optional_str("data_dir", data_dir)
+    trajectories = load_data(load_who_and_when, data_dir, subset)
     if only_consistent_labels:
         trajectories = [t for t in trajectories if t.meta.get("label_consistent")]
     if safe_controls:

@@ -8,6 +8,7 @@ domains with turns as lists of structs, and a file whose turns and tools are JSO
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from inspect_ai import eval
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 import providers.offline_model  # noqa: F401  (registers offline/...)
@@ -144,7 +146,7 @@ def test_missing_data_is_a_clear_error(tmp_path: Path):
         load_aftraj(None)
     with pytest.raises(DatasetNotFoundError, match="aftraj_safe.parquet"):
         load_aftraj(tmp_path / "nowhere")
-    with pytest.raises(DatasetNotFoundError, match="-T data_dir"):
+    with pytest.raises(PrerequisiteError, match="DatasetNotFoundError: .*-T data_dir"):  # the task: one line
         aftraj()
     folder = write(tmp_path / "only", [row("s", "math", CODE_TURNS)], [row("u", "math", CODE_TURNS, step=1, agent="CodeWriter")])
     (folder / FILES["safe"]).unlink()
@@ -228,8 +230,10 @@ def test_cli(data_dir: Path, tmp_path: Path):
 @pytest.mark.e2e
 def test_cli_without_data_dir_is_a_clear_error(tmp_path: Path):
     result = subprocess.run(
-        [INSPECT, "eval", "tasks/aftraj.py", "--model", "offline/random", "--log-dir", str(tmp_path), "--display", "none"],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
-    )
+        [INSPECT, "eval", "tasks/aftraj.py", "--model", "offline/random", "--log-dir", str(tmp_path), "--display", "plain"],
+        cwd=REPO, capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "500"},
+    )  # Inspect prints a PrerequisiteError as one message, no traceback (unless --display none)
     assert result.returncode != 0
-    assert "-T data_dir=" in result.stdout + result.stderr
+    output = (result.stdout + result.stderr).strip()
+    assert "Traceback" not in output and output.startswith("DatasetNotFoundError: The aftraj dataset was not found")
+    assert "-T data_dir=" in output and "places tried" in output

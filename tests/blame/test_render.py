@@ -159,7 +159,7 @@ def test_render_log_without_cut() -> None:
     assert rendered.text == (
         "[step 0] user (human)\nFind the price.\n\n"
         "[step 1] Orchestrator -> WebSurfer (agent)\nSearch it.\n\n"
-        "[step 2] WebSurfer (tool_call; tools: search)"
+        "[step 2] WebSurfer (tool_call; tools: search)\n\n[end of log]"
     )
     assert rendered.truncated_steps == []
     assert rendered.over_budget is False

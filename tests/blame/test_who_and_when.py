@@ -326,13 +326,27 @@ def test_case_variants_take_the_logs_most_frequent_spelling(tmp_path: Path) -> N
     assert t.meta["label_consistent"] is False  # step 4 is the Orchestrator
 
 
-def test_label_agent_that_never_appears_is_added_as_component(tmp_path: Path) -> None:
-    """A mistake_agent that neither speaks nor has a system prompt becomes an extra agent
-    component, appended last, and the label is flagged inconsistent."""
-    t = load_who_and_when_file(_write(tmp_path, _hc_record(mistake_agent="Coder")), "hand_crafted")
-    assert t.system.ids == ["human", "Orchestrator", "WebSurfer", "Coder"]
-    assert t.system.component("Coder").kind == "agent"
-    assert t.label.faulty == ["Coder"] and t.meta["label_consistent"] is False
+def test_label_agent_that_never_appears_is_an_error(tmp_path: Path) -> None:
+    """A mistake_agent that is not a speaker, recipient or system-prompt key of its file is a
+    DataFormatError naming the field: it would add a choice to the model that only the label
+    knows (it used to be appended as a silent component)."""
+    with pytest.raises(DataFormatError, match=r"7\.json: field 'mistake_agent': 'Coder' is not a speaker"):
+        load_who_and_when_file(_write(tmp_path, _hc_record(mistake_agent="Coder")), "hand_crafted")
+
+
+def test_label_agent_is_trimmed(tmp_path: Path) -> None:
+    """A label agent with surrounding spaces is the agent itself, not a phantom second component."""
+    t = load_who_and_when_file(_write(tmp_path, _hc_record(mistake_agent="  WebSurfer ")), "hand_crafted")
+    assert t.system.ids == ["human", "Orchestrator", "WebSurfer"]
+    assert t.label.agent == "WebSurfer" and t.label.faulty == ["WebSurfer"]
+
+
+def test_empty_history_is_an_error(tmp_path: Path) -> None:
+    """An empty log is refused (a solver would make no call and a "no fault" answer could score)."""
+    record = _hc_record()
+    record["history"] = []
+    with pytest.raises(DataFormatError, match="field 'history': empty log"):
+        load_who_and_when_file(_write(tmp_path, record), "hand_crafted")
 
 
 def test_old_groundtruth_key_is_accepted(tmp_path: Path) -> None:

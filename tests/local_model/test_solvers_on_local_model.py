@@ -16,7 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from inspect_ai.log import list_eval_logs, read_eval_log
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import list_eval_logs, read_eval_log, resolve_sample_attachments
+from inspect_ai.model import ChatMessageTool
 
 from blame.schema import Attribution, Trajectory
 from blame.state import ATTRIBUTION_KEY, TRAJECTORY_KEY
@@ -35,6 +37,8 @@ TASKS = {
 }
 BUDGET = ["-S", "max_log_chars=4000", "-S", "max_prompt_chars=300"]
 NO_MODEL = {"floor_most_frequent", "floor_fixed_agent", "floor_fixed_step"}
+OWN_TEST = {"tool_caller"}
+"""Solvers run by a test of their own below (fewer samples: a Tool-Caller run makes up to 9 calls)."""
 
 
 def solver_args(name: str) -> list[str]:
@@ -52,7 +56,7 @@ def server() -> Iterator[LocalModelServer]:
 
 @pytest.mark.local_model
 @pytest.mark.parametrize("task_name", sorted(TASKS))
-@pytest.mark.parametrize("solver_name", sorted(SOLVERS))
+@pytest.mark.parametrize("solver_name", sorted(set(SOLVERS) - OWN_TEST))
 def test_solver_on_local_model(solver_name: str, task_name: str, server: LocalModelServer, tmp_path: Path) -> None:
     """A successful log with one sample, an Attribution (valid, or invalid with its reason) and,
     for methods that call a model, token usage."""
@@ -77,3 +81,31 @@ def test_solver_on_local_model(solver_name: str, task_name: str, server: LocalMo
         assert attribution.calls >= 1
         assert sample.model_usage, "token usage must be recorded"
         assert sum(u.input_tokens for u in attribution.usage.values()) > 0
+
+
+@pytest.mark.local_model
+def test_tool_caller_makes_real_tool_calls_on_local_model(server: LocalModelServer, tmp_path: Path) -> None:
+    """The Tool-Caller on SmolLM2 through the server's JSON tool-call format: the Planner is
+    offered the judge_step tool, and the log shows whether it called it (every recorded call has
+    its tool message in the conversation). One sample, at most one tool call, a small budget and no
+    repair turn (``structured_output=false``), to bound the run time."""
+    task_file, task_args, sample_id = TASKS["who_and_when_ag"]
+    command = [INSPECT, "eval", task_file, *task_args, "--solver", "solvers/tool_caller.py@tool_caller",
+               "-S", "max_tool_calls=1", "-S", "max_log_chars=1500", "-S", "max_prompt_chars=300",
+               "-S", "structured_output=false",
+               "--model", f"vllm/{SERVED_MODEL_NAME}", "--sample-id", sample_id, "--max-tokens", "64",
+               "--log-dir", str(tmp_path), "--display", "none"]
+    env = {**os.environ, "VLLM_BASE_URL": server.base_url, "VLLM_API_KEY": "local"}
+    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    [info] = list_eval_logs(str(tmp_path))
+    log = read_eval_log(info)
+    assert log.status == "success" and log.samples is not None
+    sample = resolve_sample_attachments(log.samples[0], "full")
+    attribution = Attribution.model_validate(sample.store[ATTRIBUTION_KEY])
+    assert attribution.valid or attribution.errors
+    planner = [e for e in sample.events if isinstance(e, ModelEvent) and "You are the Planner." in e.input[1].text]
+    assert planner and [t.name for t in planner[0].tools] == ["judge_step"]
+    records = sample.store["tool_caller"]
+    assert len(records) == sum(isinstance(m, ChatMessageTool) for m in sample.messages)
+    print(f"tool_caller on {sample_id}: {len(records)} judge_step call(s) {records}; {attribution.calls} calls")

@@ -21,7 +21,8 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 import providers.offline_model  # noqa: F401  (registers offline/...)
-from blame.render import RenderBudget, render_prefix_blocks, render_steps
+from blame.render import END_OF_LOG, RenderBudget, join_blocks, render_prefix_blocks, render_steps
+from providers.schema_sampler import sample_from_schema
 from blame.schema import (
     Attribution,
     Component,
@@ -159,7 +160,7 @@ def test_prefix_blocks_are_shared_prefixes():
     blocks, truncated = render_prefix_blocks(t, RenderBudget())
     assert truncated == []
     for k in range(8):
-        assert "\n\n".join(blocks[: k + 1]) == render_steps(t.steps[: k + 1]).text
+        assert join_blocks(blocks[: k + 1]) == render_steps(t.steps[: k + 1]).text
         if k < 7:
             assert "\n\n".join(blocks[: k + 2]).startswith("\n\n".join(blocks[: k + 1]))
 
@@ -171,13 +172,13 @@ def test_prefix_blocks_one_cut_for_the_whole_trajectory():
     budget = RenderBudget(max_step_chars=400, max_total_chars=1200)
     blocks, truncated = render_prefix_blocks(t, budget)
     assert truncated == list(range(6))
-    assert len("\n\n".join(blocks)) <= 1200
+    assert len(join_blocks(blocks)) <= 1200
 
     def at(limit: int) -> list[str]:
-        return [render_steps([s], RenderBudget(limit, 10**9)).text for s in t.steps]
+        return [render_steps([s], RenderBudget(limit, 10**9)).text.removesuffix(f"\n\n{END_OF_LOG}") for s in t.steps]
 
     [limit] = [m for m in range(401) if at(m) == blocks]  # one per-step limit for every step
-    assert len("\n\n".join(at(limit + 1))) > 1200  # and the largest that fits
+    assert len(join_blocks(at(limit + 1))) > 1200  # and the largest that fits
 
 
 def test_prompt_layout_shares_the_growing_log():
@@ -194,21 +195,35 @@ def test_prompt_layout_shares_the_growing_log():
         assert messages[-1].text.endswith(QUESTION.format(k=k))
         texts.append(messages[-1].text)
     for k in range(4):
-        shared = texts[k][: -len("\n\n" + QUESTION.format(k=k))]
+        shared = texts[k][: -len(f"\n\n{END_OF_LOG}\n\n" + QUESTION.format(k=k))]
         assert texts[k + 1].startswith(shared)
         assert shared.endswith(f"msg {k}")  # the shared part runs to the end of the shorter log
 
 
-def test_verdict_schema_is_fixed_per_trajectory():
-    """One schema for every prefix (so the provider's cache is not broken by it); agents bounded by
-    enum (Inspect drops minimum/maximum); step an integer or null, checked by the parser."""
+def test_verdict_schema_has_exactly_two_shapes():
+    """Two anyOf branches (Inspect drops oneOf and const): "continue" with null step and agent, or
+    "alarm" with an agent (enum of the candidates) and an integer step; with ``k`` the step is an
+    enum 0..k, without it unbounded (one schema for every prefix)."""
     t = traj("t")
-    schema = verdict_schema(t)
-    assert schema["properties"]["agent"]["enum"] == ["Planner", "Coder", None]
-    assert schema["properties"]["verdict"]["enum"] == ["continue", "alarm"]
-    assert schema["properties"]["step"] == {"type": ["integer", "null"]}
+    go_on, alarm = verdict_schema(t, 2)["anyOf"]
+    assert go_on["properties"]["verdict"] == {"type": "string", "enum": ["continue"]}
+    assert go_on["properties"]["step"] == go_on["properties"]["agent"] == {"type": "null"}
+    assert alarm["properties"]["verdict"] == {"type": "string", "enum": ["alarm"]}
+    assert alarm["properties"]["agent"] == {"type": "string", "enum": ["Planner", "Coder"]}
+    assert alarm["properties"]["step"] == {"type": "integer", "enum": [0, 1, 2]}
+    assert all(b["required"] == ["reason", "verdict", "step", "agent"] for b in (go_on, alarm))
+    assert verdict_schema(t)["anyOf"][1]["properties"]["step"] == {"type": "integer"}
     vector = traj("v", kind="vector", label=FaultLabel(faulty=["terminal"]))
-    assert verdict_schema(vector)["properties"]["agent"]["enum"] == ["Planner", "Coder", "terminal", None]
+    assert verdict_schema(vector)["anyOf"][1]["properties"]["agent"]["enum"] == ["Planner", "Coder", "terminal"]
+
+
+def test_sampled_verdicts_are_never_an_alarm_without_a_step():
+    """Drawn from the schema (what constrained decoding allows), 200 verdicts on the prefix k = 3
+    are all valid: no alarm without a step or agent, none naming a step after k."""
+    t = traj("t")
+    for seed in range(200):
+        text = json.dumps(sample_from_schema(verdict_schema(t, 3), policy="random", seed=seed))
+        assert parse_verdict(text, t, 3).valid, text
 
 
 @pytest.mark.parametrize(
@@ -441,3 +456,15 @@ def test_real_tasks_offline_both_walks_agree(task_name, policy, tmp_path):
         par = results["parallel"][sample_id]
         assert prediction(seq) == prediction(par)
         assert par.calls >= seq.calls
+
+
+def test_random_offline_model_mostly_gives_valid_attributions(tmp_path):
+    """With the two-shape schema and the step bounded by the prefix, at most 20% of samples end
+    invalid under offline/random (the issue's target): here 40 samples of who_and_when with safe
+    controls (logs and controls). The schema admits no invalid verdict and the random policy
+    sends no malformed text, so the share is 0 (0 of all 348 samples, BENCHMARK.md)."""
+    [log] = eval(who_and_when(subset="hand_crafted", safe_controls=True), solver=online_auditor(),
+                 model="offline/random", limit=40, display="none", log_dir=str(tmp_path))
+    attributions = [Attribution.model_validate(s.store[ATTRIBUTION_KEY]) for s in log.samples]
+    invalid = sum(not a.valid for a in attributions)
+    assert len(attributions) == 40 and invalid <= 0.2 * 40, [a.errors for a in attributions if not a.valid]

@@ -706,7 +706,7 @@ def test_readers() -> None:
 )
 def test_bad_arguments_raise_when_built(options: dict[str, Any]) -> None:
     """A misconfigured solver fails when it is built, not per sample."""
-    with pytest.raises(ValueError, match="poirot"):
+    with pytest.raises(ValueError, match=f"Invalid argument {next(iter(options))}="):
         poirot(**options)
 
 

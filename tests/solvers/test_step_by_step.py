@@ -54,7 +54,7 @@ def test_walk_stops_at_first_yes_with_real_step_numbers(tmp_path: Any) -> None:
     assert "[step 2] coder" in second and "[step 3]" not in second
     assert "Decide whether step 2, produced by coder" in second
     # prefix caching: the second prompt repeats the first up to the end of its log
-    assert second.startswith(first[: first.index("\n\nThe session failed to solve its task.")])
+    assert second.startswith(first[: first.index("\n\n[end of log]")])
     assert [v["step"] for v in sample.store[VERDICTS_KEY]] == [1, 2]
     assert [v["decisive"] for v in sample.store[VERDICTS_KEY]] == [False, True]
 

@@ -1,0 +1,77 @@
+"""Known vs unknown outcome: how a solver frames a session, and the "no fault" answer.
+
+A solver reads the framing from its view of the trajectory (``Trajectory.outcome_known``, set by
+``blame.state.model_view_from_state`` from the task: see there). Two framings:
+
+- **known failure** (Who&When, BLAME without controls): the prompts say the session failed, and
+  on step-labelled data an answer must name an agent and a step, as in the source papers;
+- **unknown outcome** (any task holding a safe control or an AFTraj run): every sample, failed or
+  not, gets the same neutral wording (the session may or may not contain a decisive error), and
+  **"no fault" is a valid answer** for every method. On step-labelled data it is written
+  ``{"agent": null, "step": null}`` and its schema is a second ``anyOf`` branch next to the answer
+  naming an agent and a step (Inspect's ``JSONSchema`` drops ``oneOf`` and ``const``, keeps
+  ``anyOf``). It becomes a valid Attribution with ``agent = step = alarm_step = None`` and
+  ``faulty = []``, which the auditing scorer counts as "no alarm".
+
+The instruction text of a sample depends only on its task's framing, never on its label, so a log
+and its safe control receive byte-identical instructions (only the log differs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from blame.schema import Trajectory
+from solvers._output import _free_text_field, extract_json_object
+
+_NONE_WORDS = {"", "none", "null", "no fault", "no error", "n/a", "nobody", "-1"}
+
+SITUATION = {
+    True: "The session above failed to solve its task.",
+    False: "The session above may or may not have failed: it may or may not contain a decisive error.",
+}
+"""The first sentence of a step-level question about the whole log, by ``outcome_known``."""
+
+NO_FAULT_CLAUSE = (
+    ' If the log shows no decisive error, answer {"reason": "<why>", "agent": null, "step": null}.'
+)
+"""Appended to a step-level answer format under unknown outcome."""
+
+
+def admits_no_fault(trajectory: Trajectory) -> bool:
+    """Whether "no fault" is a valid answer for this view: always on vector-labelled data (an empty
+    set of faulty components), on step-labelled data only under unknown outcome."""
+    return trajectory.label_kind == "vector" or not trajectory.outcome_known
+
+
+def situation(trajectory: Trajectory) -> str:
+    """The framing sentence for a question about the whole log of a step-labelled trajectory."""
+    return SITUATION[trajectory.outcome_known]
+
+
+def no_fault_clause(trajectory: Trajectory) -> str:
+    """The format clause for "no fault" (empty when the framing does not admit it)."""
+    return NO_FAULT_CLAUSE if not trajectory.outcome_known else ""
+
+
+def with_no_fault(schema: dict[str, Any], keys: tuple[str, ...] = ("agent", "step")) -> dict[str, Any]:
+    """``schema`` (an object naming an agent and a step) or its "no fault" twin: the same object
+    with ``keys`` null. The two branches are the only shapes (``anyOf``)."""
+    twin = {**schema, "properties": {**schema["properties"], **{k: {"type": "null"} for k in keys}}}
+    return {"anyOf": [schema, twin]}
+
+
+def _none(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and value.strip().strip("\"'*`").lower() in _NONE_WORDS)
+
+
+def is_no_fault(text: str, keys: tuple[str, ...] = ("agent", "step")) -> bool:
+    """Whether an answer is the "no fault" answer: every one of ``keys`` is null (or a word such as
+    ``none``), in a JSON object or in ``key: none`` lines. Any key naming something is not."""
+    data = extract_json_object(text)
+    if data is None:
+        data = {k: _free_text_field(text, k) for k in keys}
+        if all(v is None for v in data.values()):
+            return False
+        return all(v is not None and _none(v) for v in data.values())
+    return all(k in data and _none(data[k]) for k in keys)
