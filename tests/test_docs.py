@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -76,9 +77,12 @@ def runnable(command: str) -> str:
 
 
 def to_run() -> list[str]:
-    """The distinct offline variants, in order: evals first, then what reads their logs."""
-    variants = {runnable(c) for c in shown_commands() if not_run_reason(c) is None}
-    return sorted(variants, key=lambda c: (not c.startswith("inspect eval"), c))
+    """The distinct offline variants (evals that differ only in their log folder run once, into
+    the first folder), evals first, then what reads their logs."""
+    variants: dict[str, str] = {}
+    for command in sorted({runnable(c) for c in shown_commands() if not_run_reason(c) is None}):
+        variants.setdefault(re.sub(r" --log-dir \S+", "", command) if command.startswith("inspect eval") else command, command)
+    return sorted(variants.values(), key=lambda c: (not c.startswith("inspect eval"), c))
 
 
 def python_block(text: str, first_line: str) -> str:
@@ -176,7 +180,7 @@ def test_every_shown_command_is_run_or_listed():
 @pytest.mark.e2e
 def test_shown_commands_run_offline(tmp_path: Path):
     """Every runnable shown command exits 0 in a scratch checkout, the ``inspect eval`` ones on
-    the offline model with one sample (four at a time), then the reports over their logs; the
+    the offline model with one sample, then the reports over their logs (four at a time); the
     card's example method is written to ``solvers/most_talkative.py`` and run as shown."""
     example = python_block(CARD.read_text(encoding="utf-8"), "# solvers/most_talkative.py")
     root = scratch_repo(tmp_path / "repo", {"most_talkative.py": example})
@@ -185,11 +189,14 @@ def test_shown_commands_run_offline(tmp_path: Path):
     assert any("most_talkative" in c for c in evals) and any("preset=paper" in c for c in evals)
 
     def run(command: str) -> tuple[str, Any]:
-        return command, run_command(command, root)
+        start = time.perf_counter()
+        result = run_command(command, root)
+        print(f"{time.perf_counter() - start:6.1f}s {command}")
+        return command, result
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(run, evals))
-    results += [run(c) for c in commands if c not in evals]
+        results += list(pool.map(run, [c for c in commands if c not in evals]))
     failed = [f"{c}\n{r.stdout[-1500:]}{r.stderr[-1500:]}" for c, r in results if r.returncode != 0]
     assert not failed, "\n\n".join(failed)
     assert (root / "results" / "sweep" / "report.md").is_file()
