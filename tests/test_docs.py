@@ -160,11 +160,15 @@ def test_every_argument_shown_exists():
 
 
 def test_relative_links_point_at_files():
-    """Every relative Markdown link of README.md, BENCHMARK.md and docs/ names an existing file."""
+    """Every relative Markdown link of README.md, BENCHMARK.md and docs/, and every ``docs/`` file
+    a solver's docstring names, is an existing file."""
     for path in [README, CARD, *sorted((REPO / "docs").rglob("*.md"))]:
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8")):
             if not target.startswith(("http://", "https://")):
                 assert (path.parent / target).exists(), (path.name, target)
+    for module in sorted((REPO / "solvers").glob("*.py")):
+        for target in re.findall(r"``(docs/[\w/]+\.md)``", module.read_text(encoding="utf-8")):
+            assert (REPO / target).is_file(), (module.name, target)
 
 
 def test_every_shown_command_is_run_or_listed():
