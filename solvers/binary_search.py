@@ -1,5 +1,8 @@
 """Binary search: ask which half of the current range holds the decisive error, and recurse.
 
+The full specification, and how it departs from the paper and its code:
+``docs/protocols/step_search.md``.
+
 Who&When's third baseline (Zhang et al., ICML 2025, arXiv 2505.00212; original code
 ``Automated_FA/Lib/utils.py``). The search runs over the m searchable steps ``c[0..m-1]``
 (``solvers.step_by_step.searchable_steps``: every step produced by a component, i.e. all n steps

@@ -1,5 +1,7 @@
 """No-LLM floors: fixed rules that read only the log's speakers, reported beside every method.
 
+The rules and their measured numbers: ``docs/protocols/floors.md``.
+
 They make no model call (``calls = 0``) and never see a label (they read
 ``model_view_from_state`` like every solver), so they show what an LLM adds over counting.
 

@@ -1,5 +1,8 @@
 """Hybrid: all-at-once picks the responsible agent, step-by-step then searches only its steps.
 
+The full specification, and how it departs from the paper and its code:
+``docs/protocols/step_search.md``.
+
 The hybrid of Who&When (Zhang et al., ICML 2025, arXiv 2505.00212, Table 3: "all-at-once picks
 the agent, step-by-step then searches that agent's turns"). Two phases, each a span:
 

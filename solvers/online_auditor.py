@@ -1,5 +1,8 @@
 """Online auditor: judge each prefix of the log as it unfolds; the earliest alarm is the prediction.
 
+The full specification, and how it departs from the paper and its code:
+``docs/protocols/online_auditor.md``.
+
 The online-auditing protocol of AgentForesight (Zhang et al. 2026, "AgentForesight: Online
 Auditing for Early Failure Prediction in Multi-Agent Systems", arXiv 2605.08715,
 github.com/ZBox1005/AgentForesight). The auditor sees only a prefix tau_{0:k} of the session

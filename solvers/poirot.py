@@ -1,5 +1,8 @@
 """POIROT: the analysed system's own agents, as personas, attribute its failure by deliberation.
 
+The full specification, and how it departs from the paper and its code:
+``docs/protocols/poirot.md``.
+
 Dellibarda Varela et al., "POIROT", arXiv 2606.02282 (2026); reference code
 github.com/11inaki11/POIROT (PyPI ``poirot-framework``). Implemented from the paper's protocol:
 no prompt text or code of the reference is reused. Phases (each an Inspect span; the calls of

@@ -1,5 +1,8 @@
 """RAFFLES: an iterative Judge / Evaluators loop for decisive-fault attribution.
 
+The full specification, and how it departs from the paper and its code:
+``docs/protocols/raffles.md``.
+
 Zhu et al., "RAFFLES: Reasoning-based Attribution of Faults for LLM Systems", EACL 2026,
 arXiv 2509.06822 (Capital One; no public code, so this follows the paper's description).
 

@@ -1,5 +1,8 @@
 """Step-by-step: walk the log one step at a time and stop at the first step judged decisive.
 
+The full specification, and how it departs from the paper and its code:
+``docs/protocols/step_search.md``.
+
 Who&When's second baseline (Zhang et al., "Which Agent Causes Task Failures and When?", ICML
 2025, arXiv 2505.00212; original code ``Automated_FA/Lib/utils.py``). For each searchable step
 ``i`` in log order, one call shows the judge the task, the system and the log **up to and

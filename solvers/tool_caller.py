@@ -1,5 +1,8 @@
 """Tool-Caller: a Planner that reads the whole log and may ask a Judge about at most three steps.
 
+The full specification, and how it departs from the paper and its code:
+``docs/protocols/tool_caller.md``.
+
 The fourth baseline of RAFFLES (Zhu et al., "RAFFLES: Reasoning-based Attribution of Faults for
 LLM Systems", EACL 2026, arXiv 2509.06822, section 5.1; its prompt is in appendix F.2, not
 reused: this module's prompts are our own). A globally informed Planner sees the task, the system

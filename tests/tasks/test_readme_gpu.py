@@ -2,31 +2,28 @@
 
 The blocks that install vLLM or name a ``vllm/`` model cannot run here (no GPU); the others
 (``blame data fetch``, ``blame report``) run as written, in a scratch folder where ``.venv/bin``
-is this environment's, the datasets come from the loopback archive server (empty cache, sibling
-folder hidden) and ``logs/gpu-sweep/`` holds offline-model logs of the sweep's two solvers.
+is this environment's (``doc_commands``, shared with ``tests/test_docs.py``), the datasets come
+from the loopback archive server (empty cache, sibling folder hidden) and ``logs/gpu-sweep/``
+holds offline-model logs of the sweep's two solvers.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from archive_server import ArchiveServer, needs_shared
+from doc_commands import REPO, bash_blocks, run_command, scratch_repo
 from inspect_ai import eval as inspect_eval
 
 from tasks.blame_cortex import blame_cortex
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def gpu_section_blocks() -> list[str]:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme.split("## On a GPU machine", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```bash\n(.*?)```", section, flags=re.S)
+    return bash_blocks(section)
 
 
 def needs_gpu(block: str) -> bool:
@@ -51,7 +48,7 @@ def test_gpu_section_shape():
 def test_gpu_section_blocks_without_a_gpu_run_literally(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Each GPU-free block exits 0 and does its job: the data fetched and verified, the report written."""
     needs_shared()
-    (tmp_path / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    scratch_repo(tmp_path)
     for model_dir, solver in (("gpu-sweep/model", "poirot"), ("gpu-sweep/model-judge", "all_at_once")):
         inspect_eval(blame_cortex(solver=solver), model="offline/random", limit=2, display="none",
                      log_dir=str(tmp_path / "logs" / model_dir))
@@ -60,8 +57,7 @@ def test_gpu_section_blocks_without_a_gpu_run_literally(tmp_path: Path, monkeypa
                "BLAME_BENCH_MIRROR": server.url}
         env.pop("BLAME_BENCH_OFFLINE", None)
         for block in (b for b in gpu_section_blocks() if not needs_gpu(b)):
-            result = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env,
-                                    capture_output=True, text=True, timeout=300)
+            result = run_command(block, tmp_path, env)
             assert result.returncode == 0, block + result.stdout[-2000:] + result.stderr[-2000:]
     assert {p.name for p in (tmp_path / "cache").iterdir()} == {"who_and_when", "blame"}
     assert (tmp_path / "results" / "gpu-sweep" / "report.md").is_file()
