@@ -208,14 +208,14 @@ def test_fresh_machine_fetch_then_eval_each_benchmark(cache: Path, server: Archi
     """The CLI as a new user runs it: `blame data fetch`, then `inspect eval --limit 1` on each
     benchmark from the cache (no further download), each log naming its dataset's origin; then a
     corrupted cached file stops the next eval with a message naming it."""
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "10000"}
     fetched = subprocess.run(["blame", "data", "fetch"], env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert fetched.returncode == 0, fetched.stderr
     requests = len(server.requests)
 
     def run(*tasks: str) -> subprocess.CompletedProcess[str]:
         command = ["inspect", "eval", *tasks, "--model", "offline/random", "--limit", "1",
-                   "--log-dir", str(tmp_path / "logs"), "--display", "none"]
+                   "--log-dir", str(tmp_path / "logs"), "--display", "plain"]  # `none` hides the error
         return subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
 
     result = run("tasks/who_and_when.py", "tasks/blame_cortex.py", "tasks/blame_trading.py")
