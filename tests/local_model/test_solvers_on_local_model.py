@@ -37,6 +37,10 @@ TASKS = {
 }
 BUDGET = ["-S", "max_log_chars=4000", "-S", "max_prompt_chars=300"]
 NO_MODEL = {"floor_most_frequent", "floor_fixed_agent", "floor_fixed_step"}
+LIGHTER = {("poirot", "blame_trading"): ["-S", "mode=C2"]}
+"""Runs given a lighter setting: POIROT's full protocol with TradingAgents' 12 personas makes about
+60 calls of ~10 s each on two cores (569 s measured); C2 keeps self-assessment, shared reports and
+votes (24 calls), and interrogation is exercised on the three other tasks."""
 OWN_TEST = {"tool_caller"}
 """Solvers run by a test of their own below (fewer samples: a Tool-Caller run makes up to 9 calls)."""
 
@@ -62,7 +66,7 @@ def test_solver_on_local_model(solver_name: str, task_name: str, server: LocalMo
     for methods that call a model, token usage."""
     task_file, task_args, sample_id = TASKS[task_name]
     command = [INSPECT, "eval", task_file, *task_args, *solver_args(solver_name),
-               "--model", f"vllm/{SERVED_MODEL_NAME}", "--sample-id", sample_id, "--max-tokens", "128",
+               *LIGHTER.get((solver_name, task_name), []), "--model", f"vllm/{SERVED_MODEL_NAME}", "--sample-id", sample_id, "--max-tokens", "128",
                "--log-dir", str(tmp_path), "--display", "none"]
     env = {**os.environ, "VLLM_BASE_URL": server.base_url, "VLLM_API_KEY": "local"}
     result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
