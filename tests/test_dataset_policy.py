@@ -7,6 +7,8 @@ an unrelated failure still fails; under CI=true all three fail.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,3 +54,20 @@ def test_under_ci_a_missing_dataset_fails(suite: pytest.Pytester, monkeypatch: p
     result = suite.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=3)
     result.stdout.fnmatch_lines(["*datasets unavailable, tests that need them failing (CI=true)*"])
+
+
+def test_the_real_suite_collects_without_any_dataset(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """No test looks a dataset up at import or collection time: with no sibling folder, an empty
+    cache and an unreachable mirror, collecting the whole suite gives no error (the tests that need
+    data are then skipped or failed one by one, as above, when they run)."""
+    for variable in ("CI", "BLAME_BENCH_OFFLINE", "BLAME_DIR", "WHO_AND_WHEN_DIR", "AFTRAJ_DIR"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("BLAME_BENCH_NO_SIBLING", "1")
+    monkeypatch.setenv("BLAME_BENCH_CACHE", str(tmp_path / "empty_cache"))
+    monkeypatch.setenv("BLAME_BENCH_MIRROR", "http://127.0.0.1:9")
+    tests = Path(__file__).parent
+    result = subprocess.run([sys.executable, "-m", "pytest", str(tests), "--collect-only", "-q", "-p", "no:cacheprovider"],
+                            cwd=tests.parent, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "error" not in result.stdout.splitlines()[-1], result.stdout[-3000:]
+    assert "datasets unavailable" in result.stdout

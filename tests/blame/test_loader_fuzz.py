@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,24 @@ from blame.schema import LABEL_ONLY_KEY, Trajectory
 from blame.who_and_when import load_who_and_when_file
 
 FUZZ = settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
-WW = resolve_data_dir(WHO_AND_WHEN, None)
-WW_FILES = {"hand_crafted": WW / "Hand-Crafted" / "24.json", "algorithm_generated": WW / "Algorithm-Generated" / "47.json"}
-TRADING = resolve_data_dir(BLAME, None) / "benchmarks" / "trading_agents"
-TRADING_CASE = TRADING / "cases" / "trading_session_8.json"
+WW_FILES = {"hand_crafted": "Hand-Crafted/24.json", "algorithm_generated": "Algorithm-Generated/47.json"}
+"""The real file fuzzed per subset, relative to the Who&When folder (resolved when a test runs, never
+at collection: a clone without the data must still collect)."""
+TRADING_CASE_NAME = "trading_session_8.json"
+
+
+@cache
+def ww_file(subset: str) -> Path:
+    return resolve_data_dir(WHO_AND_WHEN, None) / WW_FILES[subset]
+
+
+@cache
+def trading_dir() -> Path:
+    return resolve_data_dir(BLAME, None) / "benchmarks" / "trading_agents"
+
+
+def trading_case() -> Path:
+    return trading_dir() / "cases" / TRADING_CASE_NAME
 
 hostile = st.one_of(
     st.sampled_from(
@@ -84,7 +99,7 @@ def _write(path: Path, document: Any) -> Path:
 @FUZZ
 @given(data=st.data())
 def test_who_and_when_fuzz(subset: str, data: st.DataObject, tmp_path_factory: pytest.TempPathFactory) -> None:
-    document = json.loads(WW_FILES[subset].read_text(encoding="utf-8"))
+    document = json.loads(ww_file(subset).read_text(encoding="utf-8"))
     path = _write(tmp_path_factory.mktemp("ww") / "24.json", data.draw(mutated(document)))
     _loads_or_refuses(lambda: load_who_and_when_file(path, subset))
 
@@ -92,9 +107,9 @@ def test_who_and_when_fuzz(subset: str, data: st.DataObject, tmp_path_factory: p
 @FUZZ
 @given(data=st.data())
 def test_blame_case_fuzz(data: st.DataObject, tmp_path_factory: pytest.TempPathFactory) -> None:
-    document = json.loads(TRADING_CASE.read_text(encoding="utf-8"))
-    path = _write(tmp_path_factory.mktemp("blame") / TRADING_CASE.name, data.draw(mutated(document)))
-    _loads_or_refuses(lambda: load_blame_case(path, TRADING / "agents", "trading"))
+    document = json.loads(trading_case().read_text(encoding="utf-8"))
+    path = _write(tmp_path_factory.mktemp("blame") / TRADING_CASE_NAME, data.draw(mutated(document)))
+    _loads_or_refuses(lambda: load_blame_case(path, trading_dir() / "agents", "trading"))
 
 
 @settings(FUZZ, max_examples=30)
@@ -102,10 +117,10 @@ def test_blame_case_fuzz(data: st.DataObject, tmp_path_factory: pytest.TempPathF
 def test_blame_agent_file_fuzz(data: st.DataObject, tmp_path_factory: pytest.TempPathFactory) -> None:
     """The side files (agents/*.json) are as hostile as the cases."""
     root = tmp_path_factory.mktemp("agents")
-    agents = Path(shutil.copytree(TRADING / "agents", root / "agents"))
+    agents = Path(shutil.copytree(trading_dir() / "agents", root / "agents"))
     target = data.draw(st.sampled_from(sorted(agents.glob("*.json"))))
     _write(target, data.draw(mutated(json.loads(target.read_text(encoding="utf-8")))))
-    _loads_or_refuses(lambda: load_blame_case(TRADING_CASE, agents, "trading"))
+    _loads_or_refuses(lambda: load_blame_case(trading_case(), agents, "trading"))
 
 
 def _aftraj_row() -> dict[str, Any]:
@@ -137,7 +152,7 @@ def test_aftraj_row_fuzz(data: st.DataObject) -> None:
 @given(data=st.data())
 def test_damaged_bytes_fuzz(data: st.DataObject, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Truncated files, invalid UTF-8, NaN/Infinity and over-long numbers in the raw text."""
-    raw = WW_FILES["hand_crafted"].read_bytes()
+    raw = ww_file("hand_crafted").read_bytes()
     position = data.draw(st.integers(0, len(raw)))
     damage = data.draw(st.sampled_from([b"", b"\xff\xfe", b"NaN", b"-Infinity", b"9" * 5000, b"[" * 5000, b"\x00"]))
     cut = data.draw(st.booleans())
@@ -150,7 +165,7 @@ def test_damaged_bytes_fuzz(data: st.DataObject, tmp_path_factory: pytest.TempPa
 
 
 def _ww(tmp_path: Path, **changes: Any) -> Path:
-    document = json.loads(WW_FILES["hand_crafted"].read_text(encoding="utf-8")) | changes
+    document = json.loads(ww_file("hand_crafted").read_text(encoding="utf-8")) | changes
     return _write(tmp_path / "24.json", document)
 
 
@@ -184,24 +199,24 @@ def test_wrong_element_types_in_lists_are_named(tmp_path: Path) -> None:
 
 def test_blame_non_utf8_side_file_and_bad_agent_lists(tmp_path: Path) -> None:
     """schema.md that is not UTF-8, and a case whose ``agents`` holds objects, name the file."""
-    root = Path(shutil.copytree(TRADING, tmp_path / "trading_agents"))
+    root = Path(shutil.copytree(trading_dir(), tmp_path / "trading_agents"))
     (root / "schema.md").write_bytes(b"## Fault Dimensions\n\xff\xfe\n")
     with pytest.raises(DataFormatError, match="schema.md: field '<file>': cannot be read"):
-        load_blame_case(root / "cases" / TRADING_CASE.name, root / "agents", "trading")
-    case = json.loads(TRADING_CASE.read_text(encoding="utf-8"))
+        load_blame_case(root / "cases" / TRADING_CASE_NAME, root / "agents", "trading")
+    case = json.loads(trading_case().read_text(encoding="utf-8"))
     case["agents"] = [{"id": a} for a in case["agents"]]
     with pytest.raises(DataFormatError, match="field 'agents': expected a list of agent ids"):
-        load_blame_case(_write(tmp_path / TRADING_CASE.name, case), TRADING / "agents", "trading")
+        load_blame_case(_write(tmp_path / TRADING_CASE_NAME, case), trading_dir() / "agents", "trading")
 
 
 def test_blame_empty_log_is_an_error(tmp_path: Path) -> None:
     """A case with no message before the analysis cut is refused (not scored as "no alarm")."""
-    case = json.loads(TRADING_CASE.read_text(encoding="utf-8"))
+    case = json.loads(trading_case().read_text(encoding="utf-8"))
     messages = case["session"]["messages"]
     cut = next(i for i, m in enumerate(messages) if m["type"] == "HumanMessage" and not m.get("from"))
     case["session"]["messages"] = messages[cut:]
     with pytest.raises(DataFormatError, match="field 'session.messages': empty log"):
-        load_blame_case(_write(tmp_path / TRADING_CASE.name, case), TRADING / "agents", "trading")
+        load_blame_case(_write(tmp_path / TRADING_CASE_NAME, case), trading_dir() / "agents", "trading")
 
 
 def test_aftraj_extremes() -> None:

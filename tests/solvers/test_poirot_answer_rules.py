@@ -10,6 +10,8 @@ w = 0.75 - 2/15 = 0.61666.. (rounded 0.6167).
 from __future__ import annotations
 
 import json
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -149,25 +151,33 @@ def test_the_paper_preset_is_label_informed() -> None:
     assert PRESETS["paper"]["top_k_from_label"] is True
 
 
-def recorded_vote_sets() -> list[tuple[str, list[str], dict[str, Any]]]:
-    """(case id, hazard dimensions, the reference's recorded Phase-2 voting results) of every
-    TradingAgents case: the public cases embed a run of the reference (the loader strips it from
-    what models see; it is read here from the raw file)."""
+TRADING_CASES = sorted(
+    Path(f).stem
+    for f in json.loads((resources.files("blame") / "datasets_manifest.json").read_text())["blame"]["files"]
+    if f.startswith("benchmarks/trading_agents/cases/")
+)
+"""The six pinned TradingAgents case ids, from the manifest: no data is read at collection."""
+
+
+def recorded_vote_set(case: str) -> tuple[list[str], dict[str, Any]]:
+    """(hazard dimensions, the reference's recorded Phase-2 voting results) of one TradingAgents
+    case: the public cases embed a run of the reference (the loader strips it from what models see;
+    it is read here from the raw file)."""
     root = resolve_data_dir(BLAME) / "benchmarks" / "trading_agents" / "cases"
-    return [
-        (t.id, t.system.ids, json.loads((root / f"{t.id}.json").read_text())["session"]["phase2"]["phase2_voting_results"])
-        for t in load_blame(None, "trading")
-    ]
+    [trajectory] = [t for t in load_blame(None, "trading") if t.id == case]
+    raw = json.loads((root / f"{case}.json").read_text())
+    return trajectory.system.ids, raw["session"]["phase2"]["phase2_voting_results"]
 
 
-@pytest.mark.parametrize(("case", "dims", "recorded"), recorded_vote_sets(), ids=lambda x: x if isinstance(x, str) else "")
-def test_reference_rounding_reproduces_the_recorded_aggregation(case: str, dims: list[str], recorded: dict[str, Any]) -> None:
+@pytest.mark.parametrize("case", TRADING_CASES)
+def test_reference_rounding_reproduces_the_recorded_aggregation(case: str) -> None:
     """On the vote sets the reference recorded in the six TradingAgents cases: our proximity weight
     rounded to 4 decimals equals the recorded ``vote_weight`` for every voter with a position (the
     recorded runs gave the trader an all-zero position, an older reference version, so its
     recorded weight is used as is); the scores summed in voter-id order equal the recorded
     ``dimension_scores``; and max_faulty=1 picks the recorded winner, with the recorded ties
     (trading_session_7: trader and risky_analyst tie, trader wins)."""
+    dims, recorded = recorded_vote_set(case)
     votes = []
     for v in recorded["agent_votes"]:
         voter = v["agent_name"].rsplit("_v", 1)[0]
