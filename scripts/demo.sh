@@ -4,5 +4,5 @@
 # then `blame report` into results/demo/. A few minutes on two CPU cores (plus the first setup).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh local
 .venv/bin/python -m blame_bench.demo "$@"

