@@ -31,7 +31,7 @@ from pathlib import Path
 import pooch
 
 from blame.errors import DatasetNotFoundError
-from blame.paths import DatasetSource, cache_root
+from blame.sources import DatasetSource, cache_root
 
 MANIFEST_PATH = Path(__file__).with_name("datasets_manifest.json")
 SOURCE_RECORD = ".blame-bench-source.json"
