@@ -29,7 +29,7 @@ from pathlib import Path
 
 from blame import fetch
 from blame.errors import DatasetNotFoundError
-from blame.sources import AFTRAJ, BLAME, SOURCES, WHO_AND_WHEN, DatasetSource, cache_root, env_flag, holds
+from blame.sources import AFTRAJ, BLAME, SOURCES, WHO_AND_WHEN, DatasetSource, cache_root, env_flag, holds, offline
 
 # the datasets are re-exported: loaders, tasks and tests import them from here
 __all__ = ["AFTRAJ", "BLAME", "SOURCES", "WHO_AND_WHEN", "DatasetSource", "Resolved", "cache_root", "provenance",
@@ -73,14 +73,14 @@ def resolve_dataset(source: DatasetSource, data_dir: str | Path | None = None, d
     found = next(((label, path) for label, path in places if holds(source, path)), None)
     if found is None:
         explicit = bool(data_dir or os.environ.get(source.env_var))
-        if explicit or not download or not source.github or env_flag("BLAME_BENCH_OFFLINE"):
+        if explicit or not download or not source.github or offline():
             raise not_found(source, places, data_dir)
         found = ("user cache", fetch.fetch_github(source, progress=sys.stderr.isatty()))
     label, path = found
-    check = fetch.verify(source, path)
+    check = fetch.verify_cached(source) if label == "user cache" else fetch.verify(source, path)
     if label == "user cache" and not check.ok:
         raise fetch.verification_error(source, path, check)
-    origin = fetch.cached_origin(path) if label == "user cache" else f"{label}: {path}"
+    origin = fetch.cached_origin(path, check) if label == "user cache" else f"{label}: {path}"
     resolved = Resolved(source.name, str(path), origin, fetch.revision_of(source, path, check), check.status)
     _LAST[source.name] = resolved
     return resolved
@@ -102,7 +102,7 @@ def not_found(source: DatasetSource, places: list[tuple[str, Path]], data_dir: s
     tried = "\n".join(f"  - {label}: {path}" for label, path in places)
     markers = " or ".join(f"'{m}'" for m in source.markers)
     reason = ""
-    if source.github and not (data_dir or os.environ.get(source.env_var)) and env_flag("BLAME_BENCH_OFFLINE"):
+    if source.github and not (data_dir or os.environ.get(source.env_var)) and offline():
         reason = "\nNo download was tried: BLAME_BENCH_OFFLINE is set."
     return DatasetNotFoundError(
         f"The {source.name} dataset was not found{given}: {source.remedy}.\n"

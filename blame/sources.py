@@ -87,6 +87,11 @@ def env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def offline() -> bool:
+    """Whether ``BLAME_BENCH_OFFLINE`` forbids every download."""
+    return env_flag("BLAME_BENCH_OFFLINE")
+
+
 def holds(source: DatasetSource, path: Path) -> bool:
     """Whether ``path`` holds one of ``source``'s marker files or folders."""
     return any((path / marker).exists() for marker in source.markers)
