@@ -11,6 +11,11 @@ Resolution order for each dataset (the first folder holding one of its marker fi
 5. a download of the pinned source into the user cache (GitHub datasets only; never when
    ``BLAME_BENCH_OFFLINE=1``), see :mod:`blame.fetch`.
 
+Paths the user gives (``data_dir``, the variables, ``BLAME_BENCH_CACHE``) go through
+:func:`blame.sources.user_path`: ``~`` and ``~user`` are expanded (an unknown user is a one-line
+error), and a relative path is taken from the folder the command was started in, not from
+``tasks/``, where Inspect loads a task. Every place is shown as an absolute path.
+
 An explicit choice is never silently overridden: if ``data_dir`` is given, or the environment
 variable is set, and that folder does not hold the dataset, resolution stops there. A missing
 dataset raises :class:`DatasetNotFoundError` naming every place tried and how to get the data.
@@ -29,7 +34,7 @@ from pathlib import Path
 
 from blame import fetch
 from blame.errors import DatasetNotFoundError
-from blame.sources import AFTRAJ, BLAME, SOURCES, WHO_AND_WHEN, DatasetSource, cache_root, env_flag, holds, offline
+from blame.sources import AFTRAJ, BLAME, SOURCES, WHO_AND_WHEN, DatasetSource, cache_root, env_flag, holds, offline, user_path
 
 # the datasets are re-exported: loaders, tasks and tests import them from here
 __all__ = ["AFTRAJ", "BLAME", "SOURCES", "WHO_AND_WHEN", "DatasetSource", "Resolved", "cache_root", "provenance",
@@ -58,9 +63,9 @@ _LAST: dict[str, Resolved] = {}
 def candidate_dirs(source: DatasetSource, data_dir: str | Path | None = None) -> list[tuple[str, Path]]:
     """Every folder looked at for ``source``, in order, labelled by where it comes from."""
     if data_dir:
-        return [("data_dir argument", Path(data_dir).expanduser())]
+        return [("data_dir argument", user_path(data_dir, "The data_dir argument"))]
     if os.environ.get(source.env_var):
-        return [(f"${source.env_var}", Path(os.environ[source.env_var]).expanduser())]
+        return [(f"${source.env_var}", user_path(os.environ[source.env_var], source.env_var))]
     places = [("user cache", cache_root() / source.name)]
     if not env_flag("BLAME_BENCH_NO_SIBLING"):
         places.append(("shared datasets folder", REPO_ROOT.parent / "shared" / "datasets" / source.name))

@@ -14,6 +14,20 @@ from pathlib import Path
 
 import pooch
 
+from blame.errors import DatasetNotFoundError
+
+START_DIR = Path(os.getcwd())
+"""The working directory when the suite was first imported: relative user paths start here.
+
+``inspect eval`` changes into a task file's folder while it loads the task (``chdir_python`` in
+``inspect_ai._eval.loader``), so the working directory seen by a task factory is ``tasks/``, not
+the user's. Inspect imports the suite earlier, through its registry entry point, when it resolves
+the model; this is the folder the command was started in (``tests/blame/test_fetch.py`` checks it
+through the real command line). ``$PWD`` is not used: a program that starts ``inspect`` in another
+folder (``subprocess.run(..., cwd=...)``) passes on its own, stale ``PWD``.
+"""
+
+
 @dataclass(frozen=True)
 class DatasetSource:
     """One dataset: its folder name, env variable, pinned origin and the files that mark it.
@@ -77,9 +91,25 @@ AFTRAJ = DatasetSource(
 SOURCES = {source.name: source for source in (WHO_AND_WHEN, BLAME, AFTRAJ)}
 
 
+def user_path(value: str | os.PathLike[str], what: str) -> Path:
+    """``value``, given by the user as ``what`` (e.g. "the data_dir argument"), as an absolute path:
+    ``~`` and ``~user`` expanded, a relative path taken from :data:`START_DIR`. A ``~user`` that
+    names no user is a one-line :class:`DatasetNotFoundError` (``Path.expanduser`` raises a bare
+    ``RuntimeError``)."""
+    try:
+        path = Path(value).expanduser()
+    except RuntimeError:
+        head = Path(value).parts[0]
+        why = f"this machine has no user {head[1:]!r}" if head != "~" else "the home folder is unknown (HOME is unset)"
+        raise DatasetNotFoundError(f"{what} {str(value)!r}: cannot expand {head!r}: {why}; give the full path") from None
+    return path if path.is_absolute() else START_DIR / path
+
+
 def cache_root() -> Path:
-    """``$BLAME_BENCH_CACHE``, else the platform's user cache folder for blame-bench."""
-    return Path(os.environ.get("BLAME_BENCH_CACHE") or pooch.os_cache("blame-bench")).expanduser()
+    """``$BLAME_BENCH_CACHE`` (see :func:`user_path`), else the platform's user cache folder for blame-bench."""
+    if os.environ.get("BLAME_BENCH_CACHE"):
+        return user_path(os.environ["BLAME_BENCH_CACHE"], "BLAME_BENCH_CACHE")
+    return Path(pooch.os_cache("blame-bench"))
 
 
 def env_flag(name: str) -> bool:

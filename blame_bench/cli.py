@@ -37,11 +37,14 @@ def _data(args: argparse.Namespace) -> int:
     downloads."""
     from blame.fetch import DatasetVerificationError
     from blame.paths import SOURCES, resolve_dataset
+    from blame.sources import user_path
 
     status = 0
     for name, parts in _loaders().items():
+        given = getattr(args, f"{name}_dir")
         try:
-            found = resolve_dataset(SOURCES[name], getattr(args, f"{name}_dir"), download=False)
+            data_dir = user_path(given, f"--{name.replace('_', '-')}-dir") if given else None
+            found = resolve_dataset(SOURCES[name], data_dir, download=False)
         except DatasetVerificationError as error:
             print(f"{name}: in the cache but fails verification: {error}", file=sys.stderr)
             status = 1
@@ -141,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     data = commands.add_parser("data", help="each dataset: where it is found, its origin and verification, what loads")
     for name in ("who_and_when", "blame", "aftraj"):
         data.add_argument(f"--{name.replace('_', '-')}-dir", dest=f"{name}_dir", default=None, metavar="DIR",
-                          help=f"look for the {name} dataset only here (as -T data_dir=...)")
+                          help=f"look for the {name} dataset only here (as -T data_dir=...; relative to the current folder)")
     data.set_defaults(run=_data)
     data_commands = data.add_subparsers(dest="data_command")
     fetch = data_commands.add_parser(

@@ -23,7 +23,7 @@ from archive_server import SHARED_DATASETS, ArchiveServer, archive_bytes, needs_
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from blame import fetch
+from blame import fetch, sources
 from blame.errors import DatasetNotFoundError
 from blame.fetch import DatasetVerificationError, load_manifest, manifest_of
 from blame.paths import BLAME, SOURCES, WHO_AND_WHEN, provenance, resolve_dataset
@@ -383,3 +383,54 @@ def test_readme_counts_of_pinned_files_come_from_the_manifest():
         per_glob = [sum(PurePosixPath(f).match(glob) for f in pinned["files"]) for glob in SOURCES[name].read_globs]
         assert int(stated[1]) == len(pinned["files"]) == sum(per_glob)
         assert [int(n) for n in re.findall(r"\d+", stated[2])] == per_glob, row
+
+
+def test_user_paths_expand_safely_and_start_from_the_users_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):
+    """An unknown `~user` in data_dir, WHO_AND_WHEN_DIR or `blame data --who-and-when-dir` is one
+    line naming the argument; a relative data_dir starts from the folder the command was started
+    in (not the current one, which Inspect changes while loading a task) and errors show it
+    absolute."""
+    for variable in ("WHO_AND_WHEN_DIR", "BLAME_DIR", "AFTRAJ_DIR"):
+        monkeypatch.delenv(variable, raising=False)
+    with pytest.raises(DatasetNotFoundError, match=r"^The data_dir argument '~nosuchuser/ww': cannot expand '~nosuchuser': "
+                       r"this machine has no user 'nosuchuser'; give the full path$"):
+        resolve_dataset(WHO_AND_WHEN, "~nosuchuser/ww")
+    monkeypatch.setenv("WHO_AND_WHEN_DIR", "~nosuchuser/x")
+    with pytest.raises(DatasetNotFoundError, match="^WHO_AND_WHEN_DIR '~nosuchuser/x': cannot expand"):
+        load_who_and_when(None, "hand_crafted")
+    monkeypatch.delenv("WHO_AND_WHEN_DIR")
+    assert main(["data", "--who-and-when-dir", "~nosuchuser/x"]) == 1
+    assert "who_and_when: missing. --who-and-when-dir '~nosuchuser/x': cannot expand '~nosuchuser'" in capsys.readouterr().err
+
+    monkeypatch.setattr(sources, "START_DIR", tmp_path)
+    monkeypatch.chdir(REPO / "tasks")
+    with pytest.raises(DatasetNotFoundError, match=rf"data_dir argument: {tmp_path}/nowhere$"):
+        resolve_dataset(BLAME, "nowhere")
+
+
+@pytest.mark.e2e
+def test_inspect_eval_data_dir_paths(tmp_path: Path):
+    """Through the real `inspect eval`, run from the repository root: `-T data_dir=~nosuchuser/ww`
+    stops with one line (no traceback); `-T data_dir=../shared/datasets/blame` is found from the
+    repository root, not from tasks/ (and $PWD, stale here, is not what is used)."""
+    needs_shared()
+
+    def run(data_dir: str) -> subprocess.CompletedProcess[str]:
+        command = ["inspect", "eval", "tasks/blame_cortex.py", "-T", f"data_dir={data_dir}", "--model", "offline/random",
+                   "--limit", "1", "--log-dir", str(tmp_path / "logs"), "--display", "plain"]  # `none` hides the error
+        return subprocess.run(command, env=_env(PWD="/"), cwd=REPO, capture_output=True, text=True, timeout=300)
+
+    bad = run("~nosuchuser/ww")
+    output = bad.stdout + bad.stderr
+    assert bad.returncode != 0
+    assert [line for line in output.splitlines() if "nosuchuser" in line] == [
+        "DatasetNotFoundError: The data_dir argument '~nosuchuser/ww': cannot expand '~nosuchuser': "
+        "this machine has no user 'nosuchuser'; give the full path"
+    ], output
+    assert "Traceback" not in output and "RuntimeError" not in output
+
+    good = run(os.path.relpath(SHARED_DATASETS / "blame", REPO))
+    assert good.returncode == 0, good.stdout[-3000:] + good.stderr[-3000:]
+    [log] = [read_eval_log(info) for info in list_eval_logs(str(tmp_path / "logs"))]
+    assert log.status == "success"
+    assert Path(log.eval.metadata["datasets"]["blame"]["path"]).resolve() == (SHARED_DATASETS / "blame").resolve()
