@@ -7,11 +7,25 @@ byte-stable, so the check is by content: ``datasets_manifest.json`` beside this 
 sha256 of every file the loaders read (``DatasetSource.read_globs``), computed from the pinned
 copies in ``../shared/datasets/`` (``manifest_of``; ``tests/blame/test_fetch.py`` keeps them in
 step). AFTraj comes from the Hugging Face Hub at a revision the user names; no copy of it was
-available to pin, so it is recorded as unverified.
+available to pin, so it is recorded as unverified. The revision a copy is reported at is the
+manifest's when it verified (:func:`revision_of`): the copy's ``.blame-bench-source.json`` (URL,
+revision, time) is trusted for the revision of an unpinned dataset only.
 
-A download is unpacked into a hidden staging folder of the cache and moved to
-``<cache>/<name>`` only once it verified, so an interrupted or corrupt download leaves no half
-dataset behind. The moved folder carries ``.blame-bench-source.json`` (URL, revision, time).
+Concurrency (any number of processes, e.g. ``inspect eval-set`` tasks on an empty cache): every
+change to ``<cache>/<name>`` happens under an inter-process lock, ``<cache>/.<name>.lock``
+(:mod:`filelock`: an OS lock, released when its holder ends, however it ends). Under the lock a
+fetch (:func:`fetch_github`, :func:`fetch_hub`)
+
+1. removes every ``.partial-<name>-*`` staging folder: only a lock holder makes one and removes
+   it before letting go, so any found then was left by a process that is gone;
+2. accepts a verified copy of the wanted revision already installed (say, by the process it
+   waited for) unless ``force``;
+3. else downloads into a new ``.partial-<name>-*`` folder of the cache, checks it, and renames it
+   to ``<cache>/<name>`` (the old copy is first renamed into the staging folder, removed with it).
+
+Readers do not take the lock; a cached copy that fails verification is checked once more under
+it (:func:`verify_cached`), so a copy being replaced by a concurrent ``--force`` fetch is not
+reported as damaged. ``BLAME_BENCH_OFFLINE=1`` forbids every download (:class:`OfflineError`).
 """
 
 from __future__ import annotations
@@ -23,15 +37,17 @@ import shutil
 import sys
 import tarfile
 import tempfile
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import filelock
 import pooch
+from tqdm import tqdm
 
 from blame.errors import DatasetNotFoundError
-from blame.paths import DatasetSource, cache_root
+from blame.sources import DatasetSource, cache_root, holds, offline
 
 MANIFEST_PATH = Path(__file__).with_name("datasets_manifest.json")
 SOURCE_RECORD = ".blame-bench-source.json"
@@ -43,14 +59,24 @@ class DatasetVerificationError(DatasetNotFoundError):
     """A dataset copy differs from the pinned manifest (the pinned dataset is not available)."""
 
 
+class OfflineError(DatasetNotFoundError):
+    """A download was asked for while ``BLAME_BENCH_OFFLINE`` forbids downloads."""
+
+
 @dataclass(frozen=True)
 class Check:
-    """The outcome of comparing a folder with the manifest: ``status`` is the one-line verdict."""
+    """The outcome of comparing a folder with the manifest: ``status`` is the one-line verdict,
+    ``problems`` every differing file (manifest path, what is wrong), ``revision`` the pinned
+    revision compared with ("" for a dataset with no manifest)."""
 
     ok: bool
     status: str
-    file: str = ""
-    problem: str = ""
+    problems: tuple[tuple[str, str], ...] = ()
+    revision: str = ""
+
+    def listing(self, place: Callable[[str], object] = str) -> str:
+        """Every problem as ``PLACE: problem``, ``place`` turning a manifest path into what to show."""
+        return "; ".join(f"{place(name)}: {problem}" for name, problem in self.problems)
 
 
 def files_read(source: DatasetSource, folder: Path) -> list[str]:
@@ -82,23 +108,39 @@ def verify(source: DatasetSource, folder: Path) -> Check:
     if pinned is None:
         return Check(True, "unverified: no pinned manifest for this dataset")
     expected: dict[str, str] = pinned["files"]
+    revision = pinned["revision"]
     actual = set(files_read(source, folder))
     problems = [(name, "missing") for name in sorted(set(expected) - actual)]
     problems += [(name, "not in the manifest") for name in sorted(actual - set(expected))]
     problems += [(name, "sha256 differs") for name in sorted(actual & set(expected)) if sha256(folder / name) != expected[name]]
     if not problems:
-        return Check(True, f"verified: {len(expected)} files match the manifest of {source.revision[:12]}")
-    (name, problem), more = problems[0], (f" and {len(problems) - 1} more" if len(problems) > 1 else "")
-    return Check(False, f"differs from the manifest: {name} ({problem}){more}", name, problem)
+        return Check(True, f"verified: {len(expected)} files match the manifest of {revision[:12]}", (), revision)
+    check = Check(False, "", tuple(problems), revision)
+    return Check(False, f"differs from the manifest: {check.listing()}", check.problems, revision)
 
 
 def verification_error(source: DatasetSource, folder: Path, check: Check) -> DatasetVerificationError:
-    """The cached copy in ``folder`` differs from the manifest: name the file and the remedy."""
+    """The cached copy in ``folder`` differs from the manifest: name every file and the remedy."""
     return DatasetVerificationError(
-        f"{folder / check.file}: {check.problem} (checked against {MANIFEST_PATH.name}, the {source.name} "
+        f"{check.listing(lambda name: folder / name)} (checked against {MANIFEST_PATH.name}, the {source.name} "
         f"dataset at {source.github}@{source.revision[:12]}). Run `blame data fetch {source.name} --force` "
         f"to download it again, or point {source.env_var} at a clone of that commit."
     )
+
+
+def verify_cached(source: DatasetSource) -> Check:
+    """:func:`verify` of ``<cache>/<name>``; a failure is checked again under the dataset's lock,
+    since a concurrent fetch may have been replacing the copy (a cache the user cannot write,
+    hence not lock, keeps the first verdict)."""
+    folder = cache_root() / source.name
+    check = verify(source, folder)
+    if check.ok:
+        return check
+    try:
+        with dataset_lock(source):
+            return verify(source, folder)
+    except OSError:
+        return check
 
 
 def read_record(folder: Path) -> dict[str, str]:
@@ -109,20 +151,24 @@ def read_record(folder: Path) -> dict[str, str]:
         return {}
 
 
-def cached_origin(folder: Path) -> str:
-    """'downloaded from URL at TIME into FOLDER', or 'user cache: FOLDER' for a copy put there by hand."""
+def cached_origin(folder: Path, check: Check) -> str:
+    """'downloaded from URL at TIME into FOLDER' (saying so if the record names another revision
+    than the pinned one), or 'user cache: FOLDER' for a copy put there by hand."""
     record = read_record(folder)
-    if record.get("url"):
-        return f"downloaded from {record['url']} at {record.get('fetched_at', '?')} into {folder}"
-    return f"user cache: {folder}"
+    if not record.get("url"):
+        return f"user cache: {folder}"
+    origin = f"downloaded from {record['url']} at {record.get('fetched_at', '?')} into {folder}"
+    if check.revision and record.get("revision") != check.revision:
+        origin += f" ({SOURCE_RECORD} names revision {record.get('revision')!r}, not the manifest's: ignored)"
+    return origin
 
 
 def revision_of(source: DatasetSource, folder: Path, check: Check) -> str:
-    """The recorded revision of a downloaded copy, else the pin when the copy verified, else unknown."""
-    record = read_record(folder).get("revision")
-    if record:
-        return record
-    return source.revision if check.ok and source.revision else "unknown"
+    """The revision ``folder`` holds: the manifest's if it verified against it, 'unknown' if it
+    differs; for a dataset with no manifest, the revision its download recorded, else 'unknown'."""
+    if check.revision:
+        return check.revision if check.ok else "unknown"
+    return read_record(folder).get("revision") or "unknown"
 
 
 def archive_url(source: DatasetSource) -> str:
@@ -130,67 +176,123 @@ def archive_url(source: DatasetSource) -> str:
     return f"{mirror}/{source.github}/archive/{source.revision}.tar.gz"
 
 
-def _install(source: DatasetSource, staged: Path, record: dict[str, str]) -> Path:
-    """Move a complete, checked ``staged`` folder to ``<cache>/<name>`` (replacing an old copy)."""
-    (staged / SOURCE_RECORD).write_text(json.dumps(record, indent=1), encoding="utf-8")
-    target = cache_root() / source.name
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".old-{source.name}-", dir=cache_root()))
-        target.rename(old / source.name)
-        shutil.rmtree(old, ignore_errors=True)
-    staged.rename(target)
-    return target
-
-
-def _staging(source: DatasetSource) -> Path:
+def dataset_lock(source: DatasetSource) -> filelock.FileLock:
+    """The inter-process lock that guards ``<cache>/<name>`` and its staging folders."""
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
-    for leftover in root.glob(f".partial-{source.name}-*"):  # an hour old: left by a killed run
-        if time.time() - leftover.stat().st_mtime > 3600:
-            shutil.rmtree(leftover, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=f".partial-{source.name}-", dir=root))
+    return filelock.FileLock(root / f".{source.name}.lock")
 
 
-def fetch_github(source: DatasetSource, progress: bool = True) -> Path:
-    """Download the pinned archive of ``source``, unpack, verify and install it in the cache."""
-    url = archive_url(source)
-    target = cache_root() / source.name
-    print(f"blame-bench: downloading the {source.name} dataset ({source.github}@{source.revision[:12]}) "
-          f"from {url} into {target}", file=sys.stderr)
-    staging = _staging(source)
-    repo = source.github.split("/")[1]
+def _acquired(source: DatasetSource) -> filelock.AcquireReturnProxy:
+    """:func:`dataset_lock`, acquired (released when the returned context exits); says so on the
+    console when it has to wait."""
     try:
+        lock = dataset_lock(source)
+        try:
+            return lock.acquire(timeout=0)
+        except filelock.Timeout:
+            print(f"blame-bench: waiting for another process that is fetching the {source.name} dataset "
+                  f"(lock {lock.lock_file})", file=sys.stderr)
+            return lock.acquire()
+    except OSError as error:  # a cache folder the user cannot write
+        raise DatasetNotFoundError(f"Cannot lock the {source.name} dataset in the user cache {cache_root()} "
+                                   f"({_short(error)}); set BLAME_BENCH_CACHE to a folder you can write.") from error
+
+
+def _installed(source: DatasetSource, target: Path, revision: str) -> bool:
+    """Whether ``target`` holds ``source`` at ``revision``: verified against the manifest, or
+    (no manifest) recorded as downloaded at that revision."""
+    if not holds(source, target):
+        return False
+    check = verify(source, target)
+    return check.ok and (bool(check.revision) or read_record(target).get("revision") == revision)
+
+
+def _fetch_into_cache(
+    source: DatasetSource, revision: str, what: str, where: str, url: str, hint: str, force: bool,
+    download: Callable[[Path], Path],
+) -> Path:
+    """The locked fetch of the module docstring: ``download(staging)`` returns the checked folder
+    (inside ``staging``) to install, recorded as ``url`` at ``revision``. ``what`` (repository and
+    revision) and ``where`` (URL or service) name the download on the console; any failure leaves
+    the cache as it was and is raised as a one-line ``DatasetNotFoundError`` (``hint`` appended)."""
+    if offline():
+        raise OfflineError(f"BLAME_BENCH_OFFLINE=1 forbids downloads: the {source.name} dataset ({what}) was "
+                           f"not downloaded from {where}. Unset BLAME_BENCH_OFFLINE to allow it.")
+    root, target = cache_root(), cache_root() / source.name
+    with _acquired(source):
+        for orphan in root.glob(f".partial-{source.name}-*"):
+            shutil.rmtree(orphan, ignore_errors=True)
+        if not force and _installed(source, target, revision):
+            print(f"blame-bench: the {source.name} dataset is already in the cache ({target}), verified; "
+                  "not downloaded again", file=sys.stderr)
+            return target
+        print(f"blame-bench: downloading the {source.name} dataset ({what}) from {where} into {target}", file=sys.stderr)
+        staging = Path(tempfile.mkdtemp(prefix=f".partial-{source.name}-", dir=root))
+        try:
+            folder = download(staging)
+            record = {"url": url, "revision": revision, "fetched_at": _now()}
+            (folder / SOURCE_RECORD).write_text(json.dumps(record, indent=1), encoding="utf-8")
+            if target.exists():
+                target.rename(staging / "replaced")
+            folder.rename(target)
+            return target
+        except DatasetVerificationError:
+            raise
+        except Exception as error:  # network, HTTP status, truncated or malformed archive, full disk
+            raise DatasetNotFoundError(
+                f"Downloading the {source.name} dataset ({what}) from {where} failed ({_short(error)}); "
+                f"nothing was kept in {root}.{hint}"
+            ) from error
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def fetch_github(source: DatasetSource, progress: bool = True, force: bool = False) -> Path:
+    """``<cache>/<name>`` holding the pinned archive of ``source``, downloaded, unpacked and
+    verified unless a verified copy is there (and not ``force``)."""
+    url = archive_url(source)
+    repo = source.github.split("/")[1]
+    top = f"{repo}-{source.revision}"
+
+    def download(staging: Path) -> Path:
         pooch.get_logger().setLevel("WARNING")  # not the "use this known_hash" hint: archives are not byte-stable
-        archive = pooch.retrieve(
-            url,
-            known_hash=None,
-            fname=f"{repo}-{source.revision}.tar.gz",
-            path=staging,
-            downloader=pooch.HTTPDownloader(progressbar=progress, timeout=60),
-        )
+        with _Bar(ncols=79, unit="B", unit_scale=True, disable=not progress) as bar:
+            archive = pooch.retrieve(url, known_hash=None, fname=f"{top}.tar.gz", path=staging,
+                                     downloader=pooch.HTTPDownloader(progressbar=bar, timeout=60))
         _check_members(archive)
         pooch.Untar(extract_dir=str(staging / "unpacked"))(archive, "download", None)
-        folder = staging / "unpacked" / f"{repo}-{source.revision}" / source.subfolder
+        inside = f"{top}/{source.subfolder}" if source.subfolder else top
+        folder = staging / "unpacked" / inside
+        if not folder.is_dir():
+            held = ", ".join(sorted(p.name + "/" for p in (staging / "unpacked").iterdir())) or "nothing"
+            raise DatasetVerificationError(
+                f"The archive {url} has no folder {inside}/ (its top level holds {held}); nothing was kept. "
+                f"Point {source.env_var} at a clone of {source.github} at {source.revision[:12]}."
+            )
         check = verify(source, folder)
         if not check.ok:
-            inside = f"{repo}-{source.revision}/{source.subfolder + '/' if source.subfolder else ''}{check.file}"
             raise DatasetVerificationError(
-                f"{inside}: {check.problem} in the archive {url}, checked against {MANIFEST_PATH.name}; "
-                f"nothing was kept. Point {source.env_var} at a clone of {source.github} at that commit "
-                f"(used as it is, recorded as not verified)."
+                f"{check.listing(lambda name: f'{inside}/{name}')} in the archive {url}, checked against "
+                f"{MANIFEST_PATH.name}; nothing was kept. Point {source.env_var} at a clone of {source.github} "
+                "at that commit (used as it is, recorded as not verified)."
             )
-        record = {"url": url, "revision": source.revision, "fetched_at": _now()}
-        return _install(source, folder, record)
-    except DatasetVerificationError:
-        raise
-    except Exception as error:  # network, HTTP status, truncated or malformed archive, full disk
-        raise DatasetNotFoundError(
-            f"Downloading the {source.name} dataset from {url} failed ({_short(error)}); "
-            f"nothing was kept in {cache_root()}. Set BLAME_BENCH_MIRROR to another download base, or "
-            f"{source.remedy.removeprefix(f'run `blame data fetch {source.name}`, or ')}"
-        ) from error
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        return folder
+
+    hint = (f" Set BLAME_BENCH_MIRROR to another download base, or "
+            f"{source.remedy.removeprefix(f'run `blame data fetch {source.name}`, or ')}.")
+    return _fetch_into_cache(source, source.revision, f"{source.github}@{source.revision[:12]}", url, url, hint,
+                             force, download)
+
+
+class _Bar(tqdm):
+    """The download's progress bar, owned here so that a failed download closes it (ending its
+    line) before the error is printed, and it is never drawn again. pooch tests the bar's truth
+    before each use and tqdm's is ``total > 0``: always true here (an archive may come without
+    a length)."""
+
+    def __bool__(self) -> bool:
+        return True
 
 
 def _check_members(archive: str) -> None:
@@ -202,33 +304,26 @@ def _check_members(archive: str) -> None:
                 raise ValueError(f"unsafe archive member {member.name!r}")
 
 
-def fetch_hub(source: DatasetSource, revision: str, progress: bool = True) -> Path:
-    """Download ``source.hub_repo`` at ``revision`` from the Hugging Face Hub into the cache."""
+def fetch_hub(source: DatasetSource, revision: str, progress: bool = True, force: bool = False) -> Path:
+    """``<cache>/<name>`` holding ``source.hub_repo`` at ``revision`` from the Hugging Face Hub,
+    downloaded unless a copy recorded at that revision is there (and not ``force``)."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
 
-    target = cache_root() / source.name
-    print(f"blame-bench: downloading the {source.name} dataset ({source.hub_repo}@{revision}) "
-          f"from the Hugging Face Hub into {target}", file=sys.stderr)
-    staging = _staging(source)
-    (enable_progress_bars if progress else disable_progress_bars)()
-    try:
-        snapshot_download(repo_id=source.hub_repo, repo_type="dataset", revision=revision,
-                          local_dir=staging / "data", allow_patterns=HUB_FILES)
+    def download(staging: Path) -> Path:
+        (enable_progress_bars if progress else disable_progress_bars)()
         folder = staging / "data"
+        snapshot_download(repo_id=source.hub_repo, repo_type="dataset", revision=revision,
+                          local_dir=folder, allow_patterns=HUB_FILES)
         shutil.rmtree(folder / ".cache", ignore_errors=True)  # huggingface_hub's own bookkeeping
         missing = [name for name in HUB_FILES[:2] if not (folder / name).is_file()]
         if missing:
             raise FileNotFoundError(f"the revision holds no {', '.join(missing)}")
-        record = {"url": f"https://huggingface.co/datasets/{source.hub_repo}", "revision": revision, "fetched_at": _now()}
-        return _install(source, folder, record)
-    except Exception as error:
-        raise DatasetNotFoundError(
-            f"Downloading the {source.name} dataset from the Hugging Face Hub ({source.hub_repo}@{revision}) "
-            f"failed ({_short(error)}); nothing was kept in {cache_root()}."
-        ) from error
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        return folder
+
+    url = f"https://huggingface.co/datasets/{source.hub_repo}"
+    return _fetch_into_cache(source, revision, f"{source.hub_repo}@{revision}", "the Hugging Face Hub", url, "",
+                             force, download)
 
 
 def _short(error: Exception) -> str:

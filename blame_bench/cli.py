@@ -31,15 +31,24 @@ def _loaders() -> dict[str, list[tuple[str, Callable[[Path], list]]]]:
 
 
 def _data(args: argparse.Namespace) -> int:
-    """Every dataset: found (where from, revision, verification, trajectories per part), missing
-    or malformed (with the reason). Exit status 1 if any is malformed or a pinned one (not AFTraj)
-    is missing; never downloads."""
+    """Every dataset: found (where from, revision, verification, trajectories per part), failing
+    verification (every file named), missing or malformed (with the reason). Exit status 1 if any
+    is malformed, fails verification, or is a pinned one (not AFTraj) that is missing; never
+    downloads."""
+    from blame.fetch import DatasetVerificationError
     from blame.paths import SOURCES, resolve_dataset
+    from blame.sources import user_path
 
     status = 0
     for name, parts in _loaders().items():
+        given = getattr(args, f"{name}_dir")
         try:
-            found = resolve_dataset(SOURCES[name], getattr(args, f"{name}_dir"), download=False)
+            data_dir = user_path(given, f"--{name.replace('_', '-')}-dir") if given else None
+            found = resolve_dataset(SOURCES[name], data_dir, download=False)
+        except DatasetVerificationError as error:
+            print(f"{name}: in the cache but fails verification: {error}", file=sys.stderr)
+            status = 1
+            continue
         except DatasetNotFoundError as error:
             print(f"{name}: missing. {error}", file=sys.stderr)
             status = status if SOURCES[name].hub_repo else 1  # AFTraj has no pinned source: optional
@@ -55,9 +64,11 @@ def _data(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    """Download each named dataset (default: the GitHub ones) into the cache and verify it."""
+    """Download each named dataset (default: the GitHub ones) into the cache and verify it; a
+    verified copy already there is kept unless --force. Under BLAME_BENCH_OFFLINE=1, one line and
+    exit status 1, nothing downloaded."""
     from blame import fetch
-    from blame.paths import SOURCES, cache_root
+    from blame.paths import SOURCES
 
     names = args.names or [name for name, source in SOURCES.items() if source.github]
     unknown = sorted(set(names) - set(SOURCES))
@@ -69,19 +80,19 @@ def _fetch(args: argparse.Namespace) -> int:
         return 2
     status = 0
     for name in names:
-        source, cached = SOURCES[name], cache_root() / name
+        source = SOURCES[name]
         try:
-            if source.hub_repo:
-                if not args.revision:
-                    raise DatasetNotFoundError(f"{name} comes from the Hugging Face Hub ({source.hub_repo}): "
-                                               "give the revision to pin, --revision <commit or tag>")
-                path = fetch.fetch_hub(source, args.revision)
-            elif cached.exists() and not args.force and fetch.verify(source, cached).ok:
-                path = cached
-                print(f"{name}: already in the cache, not downloaded again (--force does)")
+            if not source.hub_repo:
+                path = fetch.fetch_github(source, force=args.force)
+            elif args.revision:
+                path = fetch.fetch_hub(source, args.revision, force=args.force)
             else:
-                path = fetch.fetch_github(source)
+                raise DatasetNotFoundError(f"{name} comes from the Hugging Face Hub ({source.hub_repo}): "
+                                           "give the revision to pin, --revision <commit or tag>")
             print(f"{name}: {fetch.verify(source, path).status}; in {path}")
+        except fetch.OfflineError as error:
+            print(f"blame data fetch: {error}", file=sys.stderr)
+            return 1
         except DatasetNotFoundError as error:
             print(f"{name}: {error}", file=sys.stderr)
             status = 1
@@ -133,14 +144,16 @@ def main(argv: list[str] | None = None) -> int:
     data = commands.add_parser("data", help="each dataset: where it is found, its origin and verification, what loads")
     for name in ("who_and_when", "blame", "aftraj"):
         data.add_argument(f"--{name.replace('_', '-')}-dir", dest=f"{name}_dir", default=None, metavar="DIR",
-                          help=f"look for the {name} dataset only here (as -T data_dir=...)")
+                          help=f"look for the {name} dataset only here (as -T data_dir=...; relative to the current folder)")
     data.set_defaults(run=_data)
     data_commands = data.add_subparsers(dest="data_command")
     fetch = data_commands.add_parser(
         "fetch", help="download the pinned datasets into the user cache and verify them",
         description="Download each named dataset (default: who_and_when and blame) from its pinned source "
         "into the user cache ($BLAME_BENCH_CACHE overrides; $BLAME_BENCH_MIRROR replaces https://github.com) "
-        "and verify it against the package's sha256 manifest. A verified cached copy is kept.",
+        "and verify it against the package's sha256 manifest. A verified cached copy is kept. Safe to run "
+        "in several processes at once (one downloads, the others wait and use its copy). "
+        "BLAME_BENCH_OFFLINE=1 refuses every download.",
     )
     fetch.add_argument("names", nargs="*", metavar="NAME", help="who_and_when, blame or aftraj")
     fetch.add_argument("--revision", default=None, help="the Hugging Face Hub revision of aftraj (required for it)")

@@ -12,8 +12,8 @@ download it and pass its folder (``blame/aftraj.py`` documents the format).
         --model vllm/Qwen/Qwen2.5-7B-Instruct \\
         --solver solvers/online_auditor.py@online_auditor -S strategy=parallel -S stride=2
 
-Task arguments: ``data_dir`` (else ``$AFTRAJ_DIR`` or the user cache, filled by ``blame data
-fetch aftraj --revision <commit>``), ``subset`` (all | safe | unsafe), ``domains`` (e.g.
+Task arguments: ``data_dir`` (relative to the folder the command runs in, as above; else
+``$AFTRAJ_DIR`` or the user cache, filled by ``blame data fetch aftraj --revision <commit>``), ``subset`` (all | safe | unsafe), ``domains`` (e.g.
 ``math`` or ``math,coding``), ``paper_test_split`` (the paper's 332-trajectory test split),
 ``with_reference_answer`` (show the gold answer to the model; off by default), ``solver`` (a
 registered solver name, default ``online_auditor``; ``--solver`` also works). Scored by

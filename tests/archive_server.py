@@ -5,7 +5,8 @@ Each GitHub dataset of ``blame.paths`` is packed from ``../shared/datasets/<name
 ``<repo>-<commit>/`` (and the dataset's subfolder, e.g. ``Who&When/``), so that
 ``BLAME_BENCH_MIRROR=<server.url>`` downloads exactly what GitHub would serve. ``corrupt`` (a
 file path inside a dataset) packs that file with changed bytes; ``truncate`` sends the full
-``Content-Length`` but only half the bytes, then closes (an interrupted download).
+``Content-Length`` but only half the bytes, then closes (an interrupted download); ``delay``
+holds each response that many seconds before its body (a download in progress).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import io
 import os
 import tarfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -32,16 +34,22 @@ def needs_shared() -> None:
         pytest.skip(message)
 
 
-def archive_bytes(source: DatasetSource, corrupt: str | None = None, extra: str | None = None) -> bytes:
+def archive_bytes(
+    source: DatasetSource, corrupt: str | None = None, extra: str | None = None, top: str | None = None,
+    omit: tuple[str, ...] = (),
+) -> bytes:
     """The tar.gz of ``source`` in GitHub's archive layout, built from the shared copy (plus a
-    member named ``extra``, e.g. one that escapes the folder)."""
+    member named ``extra``, e.g. one that escapes the folder; under the top folder ``top`` instead
+    of the real one; without the files ``omit``)."""
     folder = SHARED_DATASETS / source.name
-    top = f"{source.github.split('/')[1]}-{source.revision}"
+    top = top or f"{source.github.split('/')[1]}-{source.revision}"
     prefix = f"{top}/{source.subfolder}/" if source.subfolder else f"{top}/"
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as tar:
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             relative = path.relative_to(folder).as_posix()
+            if relative in omit:
+                continue
             data = path.read_bytes() + (b" " if relative == corrupt else b"")
             info = tarfile.TarInfo(prefix + relative)
             info.size = len(data)
@@ -62,10 +70,12 @@ class ArchiveServer:
         }
         self.requests: list[str] = []
         self.truncate = False
+        self.delay = 0.0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                delay = server.delay  # as set when the request came
                 server.requests.append(self.path)
                 body = server.archives.get(self.path)
                 if body is None:
@@ -75,7 +85,11 @@ class ArchiveServer:
                 self.send_header("Content-Type", "application/x-gzip")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body[: len(body) // 2] if server.truncate else body)
+                time.sleep(delay)
+                try:
+                    self.wfile.write(body[: len(body) // 2] if server.truncate else body)
+                except (BrokenPipeError, ConnectionResetError):  # the client was killed meanwhile
+                    return
                 if server.truncate:
                     self.close_connection = True
 

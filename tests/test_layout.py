@@ -88,3 +88,43 @@ def test_no_module_over_600_lines() -> None:
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+def module_imports(path: Path) -> set[str]:
+    """The suite modules ``path`` imports, as dotted names (``from blame import fetch`` is
+    ``blame.fetch`` when that is a module; ``from blame.paths import X`` is ``blame.paths``)."""
+    def known(dotted: str) -> bool:
+        return (REPO / (dotted.replace(".", "/") + ".py")).is_file() or (REPO / dotted.replace(".", "/") / "__init__.py").is_file()
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if known(alias.name)}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and known(node.module):
+            found |= {f"{node.module}.{a.name}" for a in node.names if known(f"{node.module}.{a.name}")} or {node.module}
+    return found
+
+
+def test_no_import_cycle() -> None:
+    """No chain of imports (inside functions too) leads from a module back to itself: the
+    dependency between any two modules goes one way (e.g. blame.paths uses blame.fetch, never the
+    reverse)."""
+    graph = {}
+    for path in suite_modules():
+        name = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        graph[name] = module_imports(path) - {name}
+    cycles = []
+
+    def visit(name: str, chain: list[str]) -> None:
+        for target in sorted(graph.get(name, ())):
+            if target in chain:
+                cycles.append(" -> ".join(chain[chain.index(target):] + [target]))
+            elif target not in done:
+                visit(target, chain + [target])
+        done.add(name)
+
+    done: set[str] = set()
+    for name in sorted(graph):
+        if name not in done:
+            visit(name, [name])
+    assert cycles == []

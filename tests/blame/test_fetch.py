@@ -8,21 +8,25 @@ The Hugging Face Hub path of AFTraj is tested with a mocked ``snapshot_download`
 
 from __future__ import annotations
 
+import concurrent.futures
+import gc
 import json
 import os
+import re
 import subprocess
 import sys
-from pathlib import Path
+import time
+from pathlib import Path, PurePosixPath
 
 import pytest
 from archive_server import SHARED_DATASETS, ArchiveServer, archive_bytes, needs_shared
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from blame import fetch
+from blame import fetch, sources
 from blame.errors import DatasetNotFoundError
 from blame.fetch import DatasetVerificationError, load_manifest, manifest_of
-from blame.paths import BLAME, WHO_AND_WHEN, provenance, resolve_dataset
+from blame.paths import BLAME, SOURCES, WHO_AND_WHEN, provenance, resolve_dataset
 from blame.who_and_when import load_who_and_when
 from blame_bench.cli import main
 
@@ -52,9 +56,14 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: ArchiveServer
     return folder
 
 
+def entries(cache: Path) -> list[str]:
+    """The cache's folders and files, without the lock files (which stay, by design)."""
+    return sorted(p.name for p in cache.iterdir() if not p.name.endswith(".lock")) if cache.exists() else []
+
+
 def test_manifest_pins_every_file_the_loaders_read_in_the_shared_copy():
     """The package manifest equals the sha256 of the files the loaders read in ../shared/datasets
-    (184 Who&When logs; 15 + 6 BLAME cases, 3 + 5 agent files, 2 schemas)."""
+    (184 Who&When logs; 15 + 6 BLAME cases, 15 agent files, 2 schemas)."""
     needs_shared()
     manifest = load_manifest()
     assert len(manifest["who_and_when"]["files"]) == 184
@@ -73,12 +82,12 @@ def test_fetch_downloads_unpacks_verifies_and_then_uses_the_cache(cache: Path, s
     out = capsys.readouterr()
     assert "blame-bench: downloading the who_and_when dataset" in out.err
     assert "who_and_when: verified: 184 files match" in out.out and "blame: verified: 38 files match" in out.out
-    assert sorted(p.name for p in cache.iterdir()) == ["blame", "who_and_when"]  # no staging left
+    assert entries(cache) == ["blame", "who_and_when"]  # no staging left
     record = json.loads((cache / "who_and_when" / fetch.SOURCE_RECORD).read_text())
     assert record["url"] == server.url + WW_ARCHIVE and record["revision"] == WHO_AND_WHEN.revision
 
     assert main(["data", "fetch"]) == 0
-    assert "already in the cache" in capsys.readouterr().out
+    assert "already in the cache" in capsys.readouterr().err
     assert len(load_who_and_when(None, "hand_crafted")) == 58
     assert len(server.requests) - before == 2
     found = provenance("who_and_when")
@@ -114,7 +123,7 @@ def test_an_archive_that_differs_from_the_manifest_fails_loudly(cache: Path, ser
             resolve_dataset(WHO_AND_WHEN)
     finally:
         server.archives[WW_ARCHIVE] = archive_bytes(WHO_AND_WHEN)
-    assert list(cache.iterdir()) == []
+    assert entries(cache) == []
 
 
 def test_an_interrupted_download_leaves_no_half_dataset(cache: Path, server: ArchiveServer):
@@ -122,7 +131,7 @@ def test_an_interrupted_download_leaves_no_half_dataset(cache: Path, server: Arc
     server.truncate = True
     with pytest.raises(DatasetNotFoundError, match="Downloading the who_and_when dataset .* failed .*nothing was kept"):
         resolve_dataset(WHO_AND_WHEN)
-    assert list(cache.iterdir()) == []
+    assert entries(cache) == []
     server.truncate = False
     assert resolve_dataset(WHO_AND_WHEN).verification.startswith("verified")
 
@@ -135,7 +144,7 @@ def test_an_archive_member_outside_its_folder_is_refused(cache: Path, server: Ar
             resolve_dataset(WHO_AND_WHEN)
     finally:
         server.archives[WW_ARCHIVE] = archive_bytes(WHO_AND_WHEN)
-    assert list(cache.iterdir()) == [] and not (cache.parent / "escaped.txt").exists()
+    assert entries(cache) == [] and not (cache.parent / "escaped.txt").exists()
 
 
 def test_offline_switch_and_unreachable_mirror(cache: Path, server: ArchiveServer, monkeypatch: pytest.MonkeyPatch):
@@ -149,7 +158,7 @@ def test_offline_switch_and_unreachable_mirror(cache: Path, server: ArchiveServe
     monkeypatch.setenv("BLAME_BENCH_MIRROR", "http://127.0.0.1:9")
     with pytest.raises(DatasetNotFoundError, match="ConnectionError.*BLAME_BENCH_MIRROR.*git clone https://github.com/11inaki11/BLAME"):
         resolve_dataset(BLAME)
-    assert list(cache.iterdir()) == []
+    assert entries(cache) == []
 
 
 def test_blame_data_lists_every_dataset_found_missing_or_malformed(cache: Path, tmp_path: Path, capsys):
@@ -233,3 +242,195 @@ def test_fresh_machine_fetch_then_eval_each_benchmark(cache: Path, server: Archi
     result = run("tasks/blame_cortex.py")
     assert result.returncode != 0
     assert f"{schema}: sha256 differs" in result.stdout + result.stderr
+
+
+def _env(**extra: str) -> dict[str, str]:
+    """This process's environment (cache, mirror, no sibling) with the venv's commands on PATH."""
+    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "10000", **extra}
+
+
+def test_four_processes_fetching_one_dataset_share_one_download(cache: Path, server: ArchiveServer):
+    """Four `blame data fetch blame` started together on one empty cache: all exit 0, one archive
+    request (the others wait on the dataset's lock and accept the verified copy), the copy
+    verifies, no staging folder remains."""
+    server.delay = 1.0  # the first download is still running when the others ask
+    before = len(server.requests)
+    try:
+        runs = [subprocess.Popen(["blame", "data", "fetch", "blame"], env=_env(), cwd=REPO, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)]
+        results = [(run.wait(timeout=120), *run.communicate()) for run in runs]
+    finally:
+        server.delay = 0.0
+    assert [code for code, _, _ in results] == [0] * 4, results
+    assert len(server.requests) - before == 1
+    assert sum("already in the cache" in err for _, _, err in results) == 3
+    assert all("blame: verified: 38 files match" in out for _, out, _ in results)
+    assert fetch.verify(BLAME, cache / "blame").ok
+    assert entries(cache) == ["blame"]
+
+
+def test_a_killed_fetch_leaves_a_partial_that_the_next_fetch_removes(cache: Path, server: ArchiveServer, capsys):
+    """A fetch killed mid-download (SIGKILL) leaves its `.partial-blame-*`; a fetch started while
+    it still ran waits for its lock (and leaves the partial alone), then, its owner gone, removes
+    it and installs a verified copy."""
+    server.delay = 30.0
+    first = subprocess.Popen(["blame", "data", "fetch", "blame"], env=_env(), cwd=REPO,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        before = len(server.requests)
+        deadline = time.monotonic() + 60
+        while len(server.requests) == before and time.monotonic() < deadline:  # the first is downloading
+            time.sleep(0.05)
+        [partial] = list(cache.glob(".partial-blame-*"))
+        server.delay = 0.0
+        second = concurrent.futures.ThreadPoolExecutor(1).submit(fetch.fetch_github, BLAME, False)
+        time.sleep(0.5)
+        assert not second.done() and partial.exists()  # a live owner's partial is kept
+    finally:
+        first.kill()
+        first.wait()
+    assert second.result(timeout=60) == cache / "blame"
+    assert not partial.exists() and entries(cache) == ["blame"]
+    assert fetch.verify(BLAME, cache / "blame").ok
+    assert "waiting for another process that is fetching the blame dataset" in capsys.readouterr().err
+
+
+def test_offline_fetch_is_refused_in_one_line_without_a_request(cache: Path, server: ArchiveServer,
+                                                                monkeypatch: pytest.MonkeyPatch, capsys):
+    """`BLAME_BENCH_OFFLINE=1 blame data fetch` (and the Hub fetch) make no request: one line
+    naming the variable, exit status 1, nothing in the cache."""
+    import huggingface_hub
+
+    before = len(server.requests)
+    monkeypatch.setenv("BLAME_BENCH_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", _fake_snapshot_download(calls := []))
+    for argv in (["data", "fetch"], ["data", "fetch", "blame", "--force"], ["data", "fetch", "aftraj", "--revision", "v1"]):
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("blame data fetch: BLAME_BENCH_OFFLINE=1 forbids downloads")
+    assert len(server.requests) == before and calls == [] and entries(cache) == []
+
+
+def test_an_edited_source_record_does_not_change_the_logged_revision(cache: Path):
+    """The revision reported (and logged) for a verified cached copy is the manifest's, whatever
+    its .blame-bench-source.json says; the origin says the record was ignored."""
+    assert main(["data", "fetch", "blame"]) == 0
+    record_path = cache / "blame" / fetch.SOURCE_RECORD
+    record = json.loads(record_path.read_text())
+    record_path.write_text(json.dumps({**record, "revision": "0" * 40}))
+    found = resolve_dataset(BLAME)
+    assert found.revision == BLAME.revision == load_manifest()["blame"]["revision"]
+    assert found.verification.startswith("verified") and f"names revision '{'0' * 40}'" in found.origin
+    assert provenance("blame")["revision"] == BLAME.revision
+
+
+def test_blame_data_names_every_file_of_a_cached_copy_that_fails_verification(cache: Path, capsys):
+    """`blame data` reports a damaged cached copy as failing verification (not "missing"), naming
+    each file and what is wrong, and exits 1."""
+    assert main(["data", "fetch", "blame"]) == 0
+    cases = cache / "blame" / "benchmarks" / "cortex" / "cases"
+    (cases / "cortex_session_10.json").write_text("{}")
+    (cases / "cortex_session_100.json").unlink()
+    capsys.readouterr()
+    assert main(["data"]) == 1
+    err = capsys.readouterr().err
+    line = next(line for line in err.splitlines() if line.startswith("blame: "))
+    assert line.startswith("blame: in the cache but fails verification: ")
+    assert f"{cases / 'cortex_session_100.json'}: missing; {cases / 'cortex_session_10.json'}: sha256 differs" in line
+
+
+def test_an_archive_check_reports_every_missing_file_and_a_wrong_top_folder(cache: Path, server: ArchiveServer):
+    """An archive without three pinned files names all three; one whose top folder is not
+    `<repo>-<commit>/` says so and what it holds. Nothing is kept either way."""
+    omitted = ("benchmarks/cortex/agents/chief.json", "benchmarks/cortex/schema.md", "benchmarks/trading_agents/cases/trading_session_2.json")
+    url = f"/{BLAME.github}/archive/{BLAME.revision}.tar.gz"
+    top = f"BLAME-{BLAME.revision}"
+    try:
+        server.archives[url] = archive_bytes(BLAME, omit=omitted)
+        with pytest.raises(DatasetVerificationError) as raised:
+            fetch.fetch_github(BLAME, progress=False)
+        assert all(f"{top}/{name}: missing" in str(raised.value) for name in omitted)
+        server.archives[url] = archive_bytes(BLAME, top="BLAME-main")
+        with pytest.raises(DatasetVerificationError, match=rf"has no folder {top}/ \(its top level holds BLAME-main/\)"):
+            fetch.fetch_github(BLAME, progress=False)
+    finally:
+        server.archives[url] = archive_bytes(BLAME)
+    assert entries(cache) == []
+
+
+def test_a_failed_download_prints_its_error_on_a_line_of_its_own(cache: Path, server: ArchiveServer,
+                                                                 monkeypatch: pytest.MonkeyPatch, capsys):
+    """The progress bar of a download cut off halfway ends its line before the error is printed,
+    and is not drawn again afterwards."""
+    server.truncate = True
+    assert main(["data", "fetch", "who_and_when"]) == 1
+    gc.collect()  # a bar left open would redraw itself when collected
+    err = capsys.readouterr().err
+    assert "B/s" in err  # the bar was drawn
+    bar, error = err.split("who_and_when: Downloading the who_and_when dataset", 1)
+    assert bar.endswith("\n") and "\n" not in error.rstrip("\n") and "\r" not in error
+    assert capsys.readouterr().err == ""
+
+
+def test_readme_counts_of_pinned_files_come_from_the_manifest():
+    """README's *Data* table states, for each pinned dataset, its number of files and then the
+    count for each of the loader's globs (``read_globs``), as the manifest has them."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    for name, pinned in load_manifest().items():
+        row = next(line for line in readme.splitlines() if line.startswith(f"| `{name}` |"))
+        stated = re.search(r"sha256 of its (\d+) files: ([^|]*)\|", row)
+        assert stated, row
+        per_glob = [sum(PurePosixPath(f).match(glob) for f in pinned["files"]) for glob in SOURCES[name].read_globs]
+        assert int(stated[1]) == len(pinned["files"]) == sum(per_glob)
+        assert [int(n) for n in re.findall(r"\d+", stated[2])] == per_glob, row
+
+
+def test_user_paths_expand_safely_and_start_from_the_users_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):
+    """An unknown `~user` in data_dir, WHO_AND_WHEN_DIR or `blame data --who-and-when-dir` is one
+    line naming the argument; a relative data_dir starts from the folder the command was started
+    in (not the current one, which Inspect changes while loading a task) and errors show it
+    absolute."""
+    for variable in ("WHO_AND_WHEN_DIR", "BLAME_DIR", "AFTRAJ_DIR"):
+        monkeypatch.delenv(variable, raising=False)
+    with pytest.raises(DatasetNotFoundError, match=r"^The data_dir argument '~nosuchuser/ww': cannot expand '~nosuchuser': "
+                       r"this machine has no user 'nosuchuser'; give the full path$"):
+        resolve_dataset(WHO_AND_WHEN, "~nosuchuser/ww")
+    monkeypatch.setenv("WHO_AND_WHEN_DIR", "~nosuchuser/x")
+    with pytest.raises(DatasetNotFoundError, match="^WHO_AND_WHEN_DIR '~nosuchuser/x': cannot expand"):
+        load_who_and_when(None, "hand_crafted")
+    monkeypatch.delenv("WHO_AND_WHEN_DIR")
+    assert main(["data", "--who-and-when-dir", "~nosuchuser/x"]) == 1
+    assert "who_and_when: missing. --who-and-when-dir '~nosuchuser/x': cannot expand '~nosuchuser'" in capsys.readouterr().err
+
+    monkeypatch.setattr(sources, "START_DIR", tmp_path)
+    monkeypatch.chdir(REPO / "tasks")
+    with pytest.raises(DatasetNotFoundError, match=rf"data_dir argument: {tmp_path}/nowhere$"):
+        resolve_dataset(BLAME, "nowhere")
+
+
+@pytest.mark.e2e
+def test_inspect_eval_data_dir_paths(tmp_path: Path):
+    """Through the real `inspect eval`, run from the repository root: `-T data_dir=~nosuchuser/ww`
+    stops with one line (no traceback); `-T data_dir=../shared/datasets/blame` is found from the
+    repository root, not from tasks/ (and $PWD, stale here, is not what is used)."""
+    needs_shared()
+
+    def run(data_dir: str) -> subprocess.CompletedProcess[str]:
+        command = ["inspect", "eval", "tasks/blame_cortex.py", "-T", f"data_dir={data_dir}", "--model", "offline/random",
+                   "--limit", "1", "--log-dir", str(tmp_path / "logs"), "--display", "plain"]  # `none` hides the error
+        return subprocess.run(command, env=_env(PWD="/"), cwd=REPO, capture_output=True, text=True, timeout=300)
+
+    bad = run("~nosuchuser/ww")
+    output = bad.stdout + bad.stderr
+    assert bad.returncode != 0
+    assert [line for line in output.splitlines() if "nosuchuser" in line] == [
+        "DatasetNotFoundError: The data_dir argument '~nosuchuser/ww': cannot expand '~nosuchuser': "
+        "this machine has no user 'nosuchuser'; give the full path"
+    ], output
+    assert "Traceback" not in output and "RuntimeError" not in output
+
+    good = run(os.path.relpath(SHARED_DATASETS / "blame", REPO))
+    assert good.returncode == 0, good.stdout[-3000:] + good.stderr[-3000:]
+    [log] = [read_eval_log(info) for info in list_eval_logs(str(tmp_path / "logs"))]
+    assert log.status == "success"
+    assert Path(log.eval.metadata["datasets"]["blame"]["path"]).resolve() == (SHARED_DATASETS / "blame").resolve()
