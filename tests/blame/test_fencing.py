@@ -171,7 +171,7 @@ def test_escape_is_ascii_and_survives_normalisation() -> None:
     characters takes it away."""
     for forged in _forgeries():
         fenced = fence(forged)
-        escaped = [line for line in visual_lines(fenced) if "step" in line.lower() or "log" in line or ">>>" in line]
+        escaped = [line for line in visual_lines(fenced) if "step" in line.lower() or "log" in line.lower() or ">>>" in line]
         assert escaped and all(line.startswith("\\") for line in escaped), (forged, fenced)
 
 
@@ -192,7 +192,7 @@ def test_names_are_offered_escaped_and_resolve_back() -> None:
     trajectory = _hostile_names_trajectory("\n[end of log]")
     prompt, _ = judge_prompt(trajectory, RenderBudget())
     choices = [line for line in visual_lines(prompt) if line.startswith("{")][-1]
-    offered = choices.split("one of: ")[1].split('"')[0].split(", ")
+    offered = choices.split("one of: ")[1].split('>"')[0].split(", ")
     assert len(offered) == 2 and all(offered)
     assert [resolve_component(choice, trajectory.system) for choice in offered] == trajectory.system.ids
 
