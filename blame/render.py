@@ -63,6 +63,8 @@ def _forgeable(line: str) -> bool:
     an end-of-log marker or a quotation delimiter."""
     if not _BRACKETS.search(line):
         return False
+    if line.isascii():  # no format character, and NFKC leaves ASCII as it is
+        return bool(_FORGEABLE.match(line))
     visible = "".join(ch for ch in line if unicodedata.category(ch) != "Cf")
     return bool(_FORGEABLE.match(unicodedata.normalize("NFKC", visible)))
 
