@@ -7,11 +7,20 @@ Layout of one step (``i`` is the 0-based step index that labels and predictions 
 
 and the log ends with the line :data:`END_OF_LOG`; a solver's instructions come after it.
 
-Fencing: the log is data, not instructions. A content line that could pass for a step header
-(``[step ...``), the end-of-log marker or a quotation delimiter (a line starting ``<<<`` or
-``>>>``, as POIROT quotes a persona's role) is escaped with a leading backslash
-(:func:`fence`), so no agent message can forge a step or end the log early. The task text and
-the system prompts shown with the log are fenced the same way.
+Fencing: the log is data, not instructions, for every reader (a model, a tokenizer, a viewer),
+whatever it counts as a line break and however it normalises characters. A line of log-derived
+text is checked as such a reader sees it: split at every ``str.splitlines`` boundary (``\n``,
+``\r``, ``\x0b``, ``\x0c``, ``\x1c``-``\x1e``, ``\x85``, U+2028, U+2029), format characters
+(Unicode category Cf: zero-width spaces and joiners, BOM, bidi marks, soft hyphen) removed, and
+NFKC applied (full-width ``［step 3］`` reads ``[step 3]``). A line that then could pass for a step
+header (``[step ...``), the end-of-log marker (``[end of log``) or a quotation delimiter (a line
+starting ``<<<`` or ``>>>``, as POIROT quotes a persona's role) gets a leading backslash
+(:func:`fence`), which is ASCII and so survives both normalisations. Step content, the task, system
+prompts and the deliberation text solvers quote are fenced this way. One-line fields (speaker,
+recipient, tool, component id, name and description, system name) go through :func:`inline`,
+which writes every line break as its Python escape (``\n``, ``\u2028``) and then fences the
+result, so a name can neither break a header line nor start one; prompts offer a component with
+such an id in that escaped form, and ``solvers._output.resolve_component`` resolves it.
 
 Budgets (:class:`RenderBudget`), in characters, applied in this order:
 
@@ -32,24 +41,50 @@ with an 8k-token window pass about ``max_total_chars=20000``.
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from blame.arguments import as_int
-from blame.schema import Step, SystemSpec, Trajectory
+from blame.schema import Component, Step, SystemSpec, Trajectory
 
 CUT_MARKER = "[... {n} characters cut ...]"
 END_OF_LOG = "[end of log]"
 """The last line of every rendered log."""
 _END = f"\n\n{END_OF_LOG}"
-_FORGEABLE = re.compile(r"\s*(?:\[\s*(?:step\b|end of log)|<<<|>>>)", re.IGNORECASE)
+_FORGEABLE = re.compile(r"\s*(?:\[\s*(?:step|end\s*of\s*log)|<<<|>>>)", re.IGNORECASE)
+_BRACKETS = re.compile("[\\[<>\ufe47\uff3b\ufe64\uff1c\ufe65\uff1e]")
+"""Every character whose NFKC form holds ``[``, ``<`` or ``>``: a line without one is never forgeable."""
+_LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _forgeable(line: str) -> bool:
+    """Whether ``line``, with format characters removed and NFKC applied, reads as a step header,
+    an end-of-log marker or a quotation delimiter."""
+    if not _BRACKETS.search(line):
+        return False
+    if line.isascii():  # no format character, and NFKC leaves ASCII as it is
+        return bool(_FORGEABLE.match(line))
+    visible = "".join(ch for ch in line if unicodedata.category(ch) != "Cf")
+    return bool(_FORGEABLE.match(unicodedata.normalize("NFKC", visible)))
 
 
 def fence(text: str) -> str:
     """``text`` with a backslash before every line that could pass for a step header, the
-    end-of-log marker or a quotation delimiter (see the module docstring)."""
-    if "[" not in text and "<<<" not in text and ">>>" not in text:
+    end-of-log marker or a quotation delimiter, to any reader (see the module docstring)."""
+    if not _BRACKETS.search(text):
         return text
-    return "\n".join(f"\\{line}" if _FORGEABLE.match(line) else line for line in text.split("\n"))
+    return "".join(f"\\{line}" if _forgeable(line) else line for line in text.splitlines(keepends=True))
+
+
+def inline(text: str) -> str:
+    """One-line ``text``: every line break written as its Python escape, then fenced."""
+    return fence(_LINE_BREAK.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text))
+
+
+def inline_list(names: Iterable[str]) -> str:
+    """``names`` as one line, each :func:`inline`, comma-separated (a prompt's list of choices)."""
+    return ", ".join(inline(name) for name in names)
 
 
 @dataclass(frozen=True)
@@ -91,35 +126,42 @@ def cut_middle(text: str, limit: int) -> str:
 
 
 def step_header(step: Step) -> str:
-    """``[step i] agent -> recipient (kind; tools: ...)``."""
-    who = step.agent if step.recipient is None else f"{step.agent} -> {step.recipient}"
-    details = step.kind if not step.tool_calls else f"{step.kind}; tools: {', '.join(step.tool_calls)}"
+    """``[step i] agent -> recipient (kind; tools: ...)``, names :func:`inline`."""
+    who = inline(step.agent) if step.recipient is None else f"{inline(step.agent)} -> {inline(step.recipient)}"
+    details = step.kind if not step.tool_calls else f"{step.kind}; tools: {inline_list(step.tool_calls)}"
     return f"[step {step.index}] {who} ({details})"
 
 
-def _render_steps(steps: list[Step], limit: int) -> tuple[str, list[int]]:
+_Part = tuple[int, str, str]
+"""A step ready to render: (index, header, fenced content); fencing is done once per rendering."""
+
+
+def _parts(steps: list[Step]) -> list[_Part]:
+    return [(step.index, step_header(step), fence(step.content)) for step in steps]
+
+
+def _render_parts(parts: list[_Part], limit: int) -> tuple[str, list[int]]:
     blocks, truncated = [], []
-    for step in steps:
-        fenced = fence(step.content)
+    for index, header, fenced in parts:
         content = cut_middle(fenced, limit)
         if content != fenced:
-            truncated.append(step.index)
-        blocks.append(f"{step_header(step)}\n{content}" if content else step_header(step))
+            truncated.append(index)
+        blocks.append(f"{header}\n{content}" if content else header)
     return "\n\n".join(blocks), truncated
 
 
-def _step_limit(steps: list[Step], budget: RenderBudget) -> tuple[int, bool]:
-    """The per-step limit that fits ``steps`` into ``budget`` (module docstring, 1-2), and whether
+def _step_limit(parts: list[_Part], budget: RenderBudget) -> tuple[int, bool]:
+    """The per-step limit that fits ``parts`` into ``budget`` (module docstring, 1-2), and whether
     even the limit 0 (headers and cut markers only) is over the budget."""
     total = budget.max_total_chars - len(_END)
-    if len(_render_steps(steps, budget.max_step_chars)[0]) <= total:
+    if len(_render_parts(parts, budget.max_step_chars)[0]) <= total:
         return budget.max_step_chars, False
-    if len(_render_steps(steps, 0)[0]) > total:
+    if len(_render_parts(parts, 0)[0]) > total:
         return 0, True
     low, high = 0, budget.max_step_chars  # invariant: `low` fits, `high` is too long
     while high - low > 1:
         middle = (low + high) // 2
-        if len(_render_steps(steps, middle)[0]) <= total:
+        if len(_render_parts(parts, middle)[0]) <= total:
             low = middle
         else:
             high = middle
@@ -129,8 +171,9 @@ def _step_limit(steps: list[Step], budget: RenderBudget) -> tuple[int, bool]:
 def render_steps(steps: list[Step], budget: RenderBudget = RenderBudget()) -> RenderedLog:
     """Render ``steps`` (any contiguous or filtered subset of a log) within ``budget``, ending
     with the end-of-log marker."""
-    limit, over_budget = _step_limit(steps, budget)
-    text, truncated = _render_steps(steps, limit)
+    parts = _parts(steps)
+    limit, over_budget = _step_limit(parts, budget)
+    text, truncated = _render_parts(parts, limit)
     return RenderedLog(text + _END, truncated, over_budget=over_budget)
 
 
@@ -144,8 +187,9 @@ def render_prefix_blocks(trajectory: Trajectory, budget: RenderBudget = RenderBu
     which servers with prefix caching reuse. (Rendering each prefix within the budget on its own
     would let an early prefix keep more of a long step than a later one.)
     """
-    limit, _ = _step_limit(trajectory.steps, budget)
-    rendered = [_render_steps([step], limit) for step in trajectory.steps]
+    parts = _parts(trajectory.steps)
+    limit, _ = _step_limit(parts, budget)
+    rendered = [_render_parts([part], limit) for part in parts]
     return [text for text, _ in rendered], [index for _, cut in rendered for index in cut]
 
 
@@ -161,17 +205,23 @@ def render_log(trajectory: Trajectory, budget: RenderBudget = RenderBudget()) ->
 
 def render_system(system: SystemSpec, budget: RenderBudget = RenderBudget(), prompts: bool = True) -> str:
     """The system's components (id, kind, description) and, optionally, agents' system prompts."""
-    lines = [f"System: {system.name}", "Components (hazard dimensions, in order):"]
+    lines = [f"System: {inline(system.name)}", "Components (hazard dimensions, in order):"]
     for position, c in enumerate(system.components):
-        description = f": {c.description}" if c.description else ""
-        label = c.id if c.name == c.id else f"{c.id} ({c.name})"
-        lines.append(f"  {position}. {label} [{c.kind}]{description}")
+        description = f": {inline(c.description)}" if c.description else ""
+        lines.append(f"  {position}. {component_label(c)} [{c.kind}]{description}")
     if prompts:
         for c in system.components:
             if c.system_prompt:
                 prompt = fence(cut_middle(c.system_prompt, budget.max_prompt_chars))
-                lines.append(f"\nSystem prompt of {c.id}:\n{prompt}")
+                lines.append(f"\nSystem prompt of {inline(c.id)}:\n{prompt}")
     return "\n".join(lines)
+
+
+def component_label(component: Component) -> str:
+    """``id`` or ``id (name)`` when the display name differs, both :func:`inline`."""
+    if component.name == component.id:
+        return inline(component.id)
+    return f"{inline(component.id)} ({inline(component.name)})"
 
 
 def render_task(trajectory: Trajectory) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from blame.schema import Trajectory
-from solvers._output import _free_text_field, extract_json_object
+from solvers._output import final_answer
 
 _NONE_WORDS = {"", "none", "null", "no fault", "no error", "n/a", "nobody", "-1"}
 
@@ -66,12 +66,8 @@ def _none(value: Any) -> bool:
 
 
 def is_no_fault(text: str, keys: tuple[str, ...] = ("agent", "step")) -> bool:
-    """Whether an answer is the "no fault" answer: every one of ``keys`` is null (or a word such as
-    ``none``), in a JSON object or in ``key: none`` lines. Any key naming something is not."""
-    data = extract_json_object(text)
-    if data is None:
-        data = {k: _free_text_field(text, k) for k in keys}
-        if all(v is None for v in data.values()):
-            return False
-        return all(v is not None and _none(v) for v in data.values())
-    return all(k in data and _none(data[k]) for k in keys)
+    """Whether the final answer (``solvers._output.final_answer``) is the "no fault" answer: every
+    one of ``keys`` is null (or a word such as ``none``), in a JSON object or in ``key: none``
+    lines. Any key naming something is not."""
+    data, _ = final_answer(text, keys, keys)
+    return data is not None and all(k in data and _none(data[k]) for k in keys)

@@ -22,7 +22,7 @@ from typing import Any, get_args
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageUser, Model
 
-from blame.render import RenderBudget, cut_middle
+from blame.render import RenderBudget, cut_middle, fence, inline, inline_list
 from blame.schema import Attribution, ComponentKind, SystemSpec
 from solvers._calls import generate_answer, response_schema
 from solvers._output import extract_json_object, output_problem, resolve_component
@@ -48,13 +48,13 @@ Answer with a JSON object only:
 
 def structural_description(system: SystemSpec, budget: RenderBudget) -> str:
     """What the constructor sees: agents (roles, tools) and the link graph, not the component list."""
-    lines = [f"System: {system.name}", "Agents:"]
+    lines = [f"System: {inline(system.name)}", "Agents:"]
     for agent in system.agents:
-        role = cut_middle(agent.system_prompt or agent.description or "(no role recorded)", budget.max_prompt_chars)
-        tools = f"\n  tools: {', '.join(agent.tools)}" if agent.tools else ""
-        lines.append(f"- {agent.id} ({agent.name}):\n  {role}{tools}")
+        role = fence(cut_middle(agent.system_prompt or agent.description or "(no role recorded)", budget.max_prompt_chars))
+        tools = f"\n  tools: {inline_list(agent.tools)}" if agent.tools else ""
+        lines.append(f"- {inline(agent.id)} ({inline(agent.name)}):\n  {role}{tools}")
     lines.append("Links (who talks to or reads whom):")
-    lines += [f"- {link.source} -> {link.target}" for link in system.links] or ["(none recorded)"]
+    lines += [f"- {inline(link.source)} -> {inline(link.target)}" for link in system.links] or ["(none recorded)"]
     return "\n".join(lines)
 
 
@@ -80,7 +80,7 @@ def space_schema() -> dict[str, Any]:
 
 def map_space(text: str, system: SystemSpec) -> tuple[SystemSpec | None, list[str]]:
     """(space, problems): the constructed space mapped onto ``system`` (module docstring)."""
-    data = extract_json_object(text)
+    data = extract_json_object(text, "dimensions")
     raw = data.get("dimensions") if data is not None else None
     if not isinstance(raw, list) or not raw:
         return None, [f"no 'dimensions' list in the constructor's answer: {text[:200]!r}"]

@@ -13,20 +13,26 @@ Bounds (hostile or runaway answers must not stall a run: parsing is linear in th
   strings. :func:`answer_notes` says what was changed; ``generate_answer`` records it in
   ``Attribution.answer_notes``.
 - JSON objects are found by one scan that respects strings and gives up on nesting deeper than
-  :data:`MAX_DEPTH`; an integer of more than :data:`MAX_DIGITS` digits makes its object
+  :data:`MAX_DEPTH`, and decoded from the last one back until one fits (a character lies in at
+  most MAX_DEPTH of them, so this stays linear); an integer of more than :data:`MAX_DIGITS` digits makes its object
   unreadable, and a step named by more digits than that is not a step.
 - No regular expression with nested or overlapping quantifiers is applied to model text.
 
 Resolution rules:
 
-- JSON: the whole text, else each fenced ```json block, else every balanced ``{...}`` object in
-  the text, by position; the first that decodes to an object wins.
-- Component names: exact id, then exact display name, then case- and punctuation-insensitive
-  match on id or name. Anything else is an unknown component.
+- **The final answer wins.** The answer is the last complete JSON object in the text that fits
+  the expected schema (holds the answer's required keys; bare, fenced or inside prose alike),
+  unless answer lines naming a required key (``agent: X``, ``step: N``, ``faulty: a, b``,
+  ``verdict: alarm``) come after it: then, as when no object fits, each key is read from its last
+  line after that object (``faulty: none`` or ``faulty: []`` is the legal empty answer).
+  Everything before the answer (a dropped hypothesis, a quoted tool result, a ``FINAL ANSWER:
+  {...}`` line quoted from the log) is ignored, and so is any object after it that does not fit.
+  An object nested in another belongs to it: the outer one is tried first.
+- Component names: exact id, then exact display name, then the escaped one-line form in which
+  prompts show an id or name holding a line break (``blame.render.inline``), then case- and
+  punctuation-insensitive match on id or name. Anything else is an unknown component.
 - Steps: an integer, or a string holding one integer (``"12"``, ``"step 12"``); it must lie in
   ``0..n_steps-1``.
-- Without JSON, ``agent: X`` / ``step: N`` / ``faulty: a, b`` lines are read from free text
-  (``faulty: none`` or ``faulty: []`` is the legal empty answer).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from typing import Any
 
 from inspect_ai.model import ModelOutput
 
+from blame.render import inline
 from blame.schema import SystemSpec
 
 MAX_ANSWER_CHARS = 32_000
@@ -103,17 +110,10 @@ def _decode_object(candidate: str) -> dict[str, Any] | None:
         return None
 
 
-def _fenced_blocks(text: str) -> list[str]:
-    """The bodies of closed ``` fences (an optional ``json`` tag dropped)."""
-    pieces = text.split("```")
-    bodies = [pieces[i] for i in range(1, len(pieces) - 1, 2)]
-    return [b[4:] if b[:4].lower() == "json" else b for b in bodies]
-
-
 def _object_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every balanced ``{...}`` in ``text``, by start: one pass that respects
-    JSON strings; a raw newline inside a string, a mismatched bracket or nesting deeper than
-    MAX_DEPTH abandons the objects open at that point."""
+    """(start, end) of every balanced ``{...}`` in ``text``, in order of ``end``: one pass that
+    respects JSON strings; a raw newline inside a string, a mismatched bracket or nesting deeper
+    than MAX_DEPTH abandons the objects open at that point."""
     spans: list[tuple[int, int]] = []
     stack: list[int] = []
     in_string, skip = False, -1
@@ -146,22 +146,33 @@ def _object_spans(text: str) -> list[tuple[int, int]]:
                 stack.clear()
             elif ch == "}":
                 spans.append((start, i + 1))
-    return sorted(spans)
+    return spans
 
 
-def extract_json_object(text: str) -> dict[str, Any] | None:
-    """The first JSON object found in ``text`` (see the module docstring), or None."""
-    text = bound_text(text)
-    for candidate in [text.strip(), *(block.strip() for block in _fenced_blocks(text))]:
-        if candidate.startswith("{"):
-            value = _decode_object(candidate)
-            if value is not None:
-                return value
-    for start, end in _object_spans(text):
+Required = tuple[str | tuple[str, ...], ...]
+"""Keys an answer object must hold; a tuple among them means one of its keys (``("faulty", "vector")``)."""
+AGENT_STEP: Required = ("agent", "step")
+FAULTY: Required = (("faulty", "vector"),)
+
+
+def _fits(value: dict[str, Any], required: Required) -> bool:
+    return all(key in value if isinstance(key, str) else any(k in value for k in key) for key in required)
+
+
+def _last_object(text: str, required: Required) -> tuple[dict[str, Any], int] | None:
+    """(object, end) of the last complete JSON object in ``text`` that fits ``required``."""
+    for start, end in reversed(_object_spans(text)):
         value = _decode_object(text[start:end])
-        if value is not None:
-            return value
+        if value is not None and _fits(value, required):
+            return value, end
     return None
+
+
+def extract_json_object(text: str, *required: str | tuple[str, ...]) -> dict[str, Any] | None:
+    """The last complete JSON object in ``text`` holding every key of ``required`` (a tuple: one
+    of its keys), or None (see the module docstring)."""
+    found = _last_object(bound_text(text), required)
+    return found[0] if found else None
 
 
 def _key(name: str) -> str:
@@ -177,6 +188,7 @@ def resolve_component(name: Any, system: SystemSpec, allowed: list[str] | None =
     for match in (
         lambda c: c.id == name,
         lambda c: c.name == name,
+        lambda c: inline(c.id) == name or inline(c.name) == name,
         lambda c: _key(c.id) == _key(name) or _key(c.name) == _key(name),
     ):
         found = [c.id for c in pool if match(c)]
@@ -208,32 +220,43 @@ def parse_step(value: Any, n_steps: int) -> tuple[int | None, str | None]:
 _LEADING_PUNCTUATION = re.compile(r"\W*")
 
 
-def _free_text_field(text: str, name: str) -> str | None:
-    """The value of the first ``name: value`` (or ``name = value``) line, any case, with leading
-    punctuation such as ``**`` or ``-`` allowed; None if no line has one."""
-    for line in bound_text(text).splitlines():
+def _answer_lines(text: str, names: tuple[str, ...]) -> dict[str, str]:
+    """The value of the last ``name: value`` (or ``name = value``) line of each of ``names``, any
+    case, leading punctuation such as ``**`` or ``-`` allowed; names without one are left out."""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
         rest = line[_LEADING_PUNCTUATION.match(line).end() :]
-        if rest[: len(name)].lower() != name:
-            continue
-        end = _LEADING_PUNCTUATION.match(rest, len(name)).end()
-        separator = max(rest.rfind(":", len(name), end), rest.rfind("=", len(name), end))
-        if separator < 0:
-            continue
-        value = rest[separator + 1 :].strip().strip(" *`\"'")
-        if value:
-            return value
-    return None
+        for name in names:
+            if rest[: len(name)].lower() != name:
+                continue
+            end = _LEADING_PUNCTUATION.match(rest, len(name)).end()
+            separator = max(rest.rfind(":", len(name), end), rest.rfind("=", len(name), end))
+            value = rest[separator + 1 :].strip().strip(" *`\"'") if separator >= 0 else ""
+            if value:
+                found[name] = value
+    return found
+
+
+def final_answer(text: str, required: Required, lines: tuple[str, ...]) -> tuple[dict[str, Any] | None, bool]:
+    """(the model's final answer, whether it came from answer lines): the last JSON object fitting
+    ``required``, or the last answer lines of ``lines`` after it (see the module docstring); None
+    when there is neither."""
+    text = bound_text(text)
+    found = _last_object(text, required)
+    fields = _answer_lines(text[found[1] :] if found else text, lines)
+    keys = {k for key in required for k in ((key,) if isinstance(key, str) else key)}
+    if keys & fields.keys():
+        return fields, True
+    return (found[0] if found else None), False
 
 
 def parse_agent_step(
     text: str, system: SystemSpec, n_steps: int, candidates: list[str]
 ) -> tuple[str | None, int | None, str, list[str]]:
     """(agent, step, reason, errors) from an answer naming a responsible agent and a step."""
-    data = extract_json_object(text)
+    data, _ = final_answer(text, AGENT_STEP, ("agent", "step", "reason"))
     if data is None:
-        data = {k: _free_text_field(text, k) for k in ("agent", "step", "reason")}
-        if data["agent"] is None and data["step"] is None:
-            return None, None, "", ["no JSON object and no 'agent:'/'step:' lines in the answer"]
+        return None, None, "", ["no JSON object with 'agent' and 'step' and no 'agent:'/'step:' lines in the answer"]
     errors: list[str] = []
     raw_agent = data.get("agent")
     agent = resolve_component(raw_agent, system, candidates)
@@ -246,18 +269,23 @@ def parse_agent_step(
 
 
 def parse_faulty(text: str, system: SystemSpec) -> tuple[list[str], str, list[str]]:
-    """(faulty ids, reason, errors) from an answer naming the faulty components.
+    """(faulty ids, reason, errors) from an answer naming the faulty components (see
+    :func:`read_faulty`)."""
+    return read_faulty(*final_answer(text, FAULTY, ("faulty", "reason")), system)
+
+
+def read_faulty(data: dict[str, Any] | None, from_lines: bool, system: SystemSpec) -> tuple[list[str], str, list[str]]:
+    """(faulty ids, reason, errors) from a :func:`final_answer` fitting :data:`FAULTY`.
 
     Accepts ``{"faulty": [ids or names]}`` or a binary vector (``{"vector": [0, 1, ...]}`` or a
-    ``faulty`` list of 0/1 of the system's length). An empty list is a legal answer (no fault).
+    ``faulty`` list of 0/1 of the system's length), or a ``faulty: a, b`` line. An empty list is
+    a legal answer (no fault).
     """
-    data = extract_json_object(text)
     if data is None:
-        line = _free_text_field(text, "faulty")
-        if line is None:
-            return [], "", ["no JSON object and no 'faulty:' line in the answer"]
-        parts = [part.strip() for part in re.split(r"[,;]", line.strip("[] "))]
-        data = {"faulty": [p for p in parts if p and p.lower() not in _NO_FAULT]}
+        return [], "", ["no JSON object with 'faulty' and no 'faulty:' line in the answer"]
+    if from_lines:
+        parts = [part.strip() for part in re.split(r"[,;]", data["faulty"].strip("[] "))]
+        data = {**data, "faulty": [p for p in parts if p and p.lower() not in _NO_FAULT]}
     reason = str(data.get("reason") or "")
     raw = data.get("faulty", data.get("vector"))
     if not isinstance(raw, list):

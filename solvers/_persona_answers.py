@@ -14,7 +14,16 @@ from typing import Any
 from inspect_ai.model import ModelOutput
 
 from blame.schema import Report, SystemSpec, Vote
-from solvers._output import bound_text, extract_json_object, output_problem, parse_faulty, parse_step, resolve_component
+from solvers._output import (
+    FAULTY,
+    bound_text,
+    extract_json_object,
+    final_answer,
+    output_problem,
+    parse_step,
+    read_faulty,
+    resolve_component,
+)
 
 
 def report_schema() -> dict[str, Any]:
@@ -63,7 +72,7 @@ def read_report(persona: str, output: ModelOutput) -> Report:
     problem = output_problem(output)
     if problem:
         return Report(persona=persona, errors=[problem])
-    data = extract_json_object(output.completion)
+    data = extract_json_object(output.completion, "own_trajectory", "anomalies")
     if data is None or not isinstance(data.get("own_trajectory"), str) or not isinstance(data.get("anomalies"), list):
         return Report(persona=persona, text=bound_text(output.completion).strip())
     anomalies = "\n".join(f"- {a}" for a in data["anomalies"]) or "none found"
@@ -77,7 +86,7 @@ def read_questions(
     problem = output_problem(output)
     if problem:
         return [], [problem]
-    data = extract_json_object(output.completion)
+    data = extract_json_object(output.completion, "questions")
     raw = data.get("questions") if data is not None else None
     if not isinstance(raw, list):
         return [], [f"no 'questions' list in the answer: {output.completion[:200]!r}"]
@@ -104,8 +113,9 @@ def read_vote(voter: str, output: ModelOutput, space: SystemSpec, n_steps: int |
     problem = output_problem(output)
     if problem:
         return Vote(voter=voter, valid=False, errors=[problem])
-    faulty, _, errors = parse_faulty(output.completion, space)
-    data = extract_json_object(output.completion) or {}
+    answer, from_lines = final_answer(output.completion, FAULTY, ("faulty", "step", "justification"))
+    faulty, _, errors = read_faulty(answer, from_lines, space)
+    data = answer or {}
     step = None
     if n_steps is not None and not (no_fault and not faulty and not errors):
         step, step_error = parse_step(data.get("step"), n_steps)

@@ -30,12 +30,12 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
 from blame.arguments import as_bool
-from blame.render import RenderBudget, render_log, render_system, render_task
+from blame.render import RenderBudget, inline_list, render_log, render_system, render_task
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
 from solvers._framing import admits_no_fault, is_no_fault, no_fault_clause, situation, with_no_fault
-from solvers._output import extract_json_object, output_problem, parse_agent_step, parse_faulty
+from solvers._output import AGENT_STEP, final_answer, output_problem, parse_agent_step, parse_faulty
 
 SYSTEM_PROMPT = """\
 You are an impartial expert in diagnosing failures of LLM-based multi-agent systems. You read \
@@ -115,11 +115,11 @@ def judge_prompt(trajectory: Trajectory, budget: RenderBudget) -> tuple[str, lis
         instructions = STEP_INSTRUCTIONS.format(
             situation=situation(trajectory),
             identify="Identify" if trajectory.outcome_known else "If it contains one, identify",
-            agents=", ".join(candidate_agents(trajectory)),
+            agents=inline_list(candidate_agents(trajectory)),
             no_fault=no_fault_clause(trajectory),
         )
     else:
-        instructions = VECTOR_INSTRUCTIONS.format(components=", ".join(trajectory.system.ids))
+        instructions = VECTOR_INSTRUCTIONS.format(components=inline_list(trajectory.system.ids))
     text = "\n\n".join(
         [render_task(trajectory), render_system(trajectory.system, budget), f"Session log:\n{log.text}", instructions]
     )
@@ -148,8 +148,8 @@ def read_answer(text: str, trajectory: Trajectory, attribution: Attribution) -> 
 
 def no_fault_reason(text: str) -> str:
     """The ``reason`` of a "no fault" answer (empty when it gives none)."""
-    data = extract_json_object(text) or {}
-    return str(data.get("reason") or "no decisive error")
+    data, _ = final_answer(text, AGENT_STEP, ("agent", "step", "reason"))
+    return str((data or {}).get("reason") or "no decisive error")
 
 
 @solver

@@ -133,7 +133,7 @@ def parse_half(text: str) -> tuple[str | None, str, list[str]]:
     JSON ``half`` may also be ``"upper"``/``"lower"`` (the original's words) or ``1``/``2``;
     free text counts only if it names exactly one half.
     """
-    data = extract_json_object(text)
+    data = extract_json_object(text, "half")
     if data is not None:
         reason, value = str(data.get("reason") or ""), data.get("half")
         aliases = {"first": "first", "upper": "first", "1": "first", "second": "second", "lower": "second", "2": "second"}

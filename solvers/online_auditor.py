@@ -116,6 +116,7 @@ from inspect_ai.util import span
 from blame.arguments import as_bool, as_choice, as_int
 from blame.render import (
     RenderBudget,
+    inline_list,
     join_blocks,
     render_prefix_blocks,
     render_system,
@@ -126,8 +127,7 @@ from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
 from solvers._gather import gather
 from solvers._output import (
-    _free_text_field,
-    extract_json_object,
+    final_answer,
     output_problem,
     parse_step,
     resolve_component,
@@ -196,7 +196,7 @@ def audit_header(trajectory: Trajectory, budget: RenderBudget) -> str:
         [
             render_task(trajectory),
             render_system(trajectory.system, budget),
-            f"An alarm may name as responsible one of: {', '.join(who)}",
+            f"An alarm may name as responsible one of: {inline_list(who)}",
             "Session log so far:",
         ]
     )
@@ -231,13 +231,11 @@ def verdict_schema(trajectory: Trajectory, k: int | None = None) -> dict[str, An
 def parse_verdict(text: str, trajectory: Trajectory, k: int) -> PrefixVerdict:
     """The verdict on the prefix ending at ``k`` from a reply (JSON, else ``verdict:``/``step:``/
     ``agent:`` lines). Never raises: an unusable reply is ``valid=False`` with the reasons."""
-    data = extract_json_object(text)
+    data, _ = final_answer(text, ("verdict",), ("verdict", "step", "agent", "reason"))
     if data is None:
-        data = {key: _free_text_field(text, key) for key in ("verdict", "step", "agent", "reason")}
-        if data["verdict"] is None:
-            return PrefixVerdict(
-                prefix_end=k, alarm=False, valid=False, errors=["no JSON object and no 'verdict:' line in the answer"]
-            )
+        return PrefixVerdict(
+            prefix_end=k, alarm=False, valid=False, errors=["no JSON object with 'verdict' and no 'verdict:' line in the answer"]
+        )
     reason = str(data.get("reason") or "")
     word = data.get("verdict")
     word = word.strip().lower() if isinstance(word, str) else word

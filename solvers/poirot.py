@@ -103,8 +103,11 @@ from inspect_ai.util import span
 from blame.arguments import as_bool, as_choice, as_float, as_int
 from blame.render import (
     RenderBudget,
+    component_label,
     cut_middle,
     fence,
+    inline,
+    inline_list,
     render_steps,
     render_system,
     render_task,
@@ -297,9 +300,8 @@ class _Session:
             )
         )
         for agent in trajectory.system.agents:
-            role = agent.system_prompt or agent.description or f"the {agent.name} agent"
-            label = agent.id if agent.name == agent.id else f"{agent.id} ({agent.name})"
-            parts = [PERSONA.format(persona=label, role=fence(cut_middle(role, budget.max_prompt_chars)))]
+            role = agent.system_prompt or agent.description or f"the {inline(agent.name)} agent"
+            parts = [PERSONA.format(persona=component_label(agent), role=fence(cut_middle(role, budget.max_prompt_chars)))]
             if view in ("own", "reference"):  # the view first: views that start alike share that prefix
                 steps = persona_steps(trajectory, agent.id, "own")
                 rendered = render_steps(steps, budget)
@@ -323,7 +325,8 @@ class _Session:
         return output
 
     def quote(self, text: str) -> str:
-        return cut_middle(text, self.max_report_chars)
+        """Model text shared with the personas: fenced like the log, cut to the report budget."""
+        return cut_middle(fence(text), self.max_report_chars)
 
     def deliberation(self, persona: str) -> str:
         """What ``persona`` knows of the deliberation so far, by mode (empty under C0)."""
@@ -333,7 +336,7 @@ class _Session:
         if self.mode == "C1":
             return OWN_REPORT.format(report=self._report(reports[persona]))
         blocks = [
-            REPORTS.format(reports="\n\n".join(f"[report of {p}]\n{self._report(r)}" for p, r in reports.items()))
+            REPORTS.format(reports="\n\n".join(f"[report of {inline(p)}]\n{self._report(r)}" for p, r in reports.items()))
         ]
         own = [e for e in self.attribution.exchanges if persona in (e.asker, e.target)]
         if own:
@@ -345,7 +348,8 @@ class _Session:
 
     def _exchange(self, e: Exchange) -> str:
         answer = self.quote(e.answer) if e.answer else f"(no answer: {'; '.join(e.errors)})"
-        return f"[round {e.round}] {e.asker} asked {e.target}: {self.quote(e.question)}\n{e.target} answered: {answer}"
+        asker, target = inline(e.asker), inline(e.target)
+        return f"[round {e.round}] {asker} asked {target}: {self.quote(e.question)}\n{target} answered: {answer}"
 
     def prompt(self, persona: str, instructions: str) -> str:
         return "\n\n".join(part for part in (self.deliberation(persona), instructions) if part)
@@ -363,7 +367,7 @@ async def _ask(session: _Session, persona: str, round_: int, rounds: int, max_qu
     async with span(persona):
         peers = [p for p in session.personas if p != persona]
         instructions = QUESTIONS.format(
-            round=round_, rounds=rounds, max_questions=max_questions, peers=", ".join(peers)
+            round=round_, rounds=rounds, max_questions=max_questions, peers=inline_list(peers)
         )
         schema = session.schema("questions", questions_schema(peers))
         output = await session.call(persona, "interrogation", session.prompt(persona, instructions), schema)
@@ -376,7 +380,7 @@ async def _ask(session: _Session, persona: str, round_: int, rounds: int, max_qu
 async def _answer(session: _Session, exchange: Exchange) -> None:
     async with span(exchange.target):
         instructions = ANSWER.format(
-            asker=exchange.asker, round=exchange.round, question=session.quote(exchange.question)
+            asker=inline(exchange.asker), round=exchange.round, question=session.quote(exchange.question)
         )
         output = await session.call(exchange.target, "interrogation", session.prompt(exchange.target, instructions))
         problem = output_problem(output)
@@ -393,9 +397,9 @@ async def _vote(session: _Session, persona: str) -> Vote:
         no_fault = step_level and not session.trajectory.outcome_known
         if step_level:
             template = VOTE_STEP_UNKNOWN if no_fault else VOTE_STEP
-            instructions = template.format(agents=", ".join(c.id for c in session.space.agents))
+            instructions = template.format(agents=inline_list(c.id for c in session.space.agents))
         else:
-            instructions = VOTE_VECTOR.format(dims=", ".join(session.space.ids))
+            instructions = VOTE_VECTOR.format(dims=inline_list(session.space.ids))
         schema = session.schema("vote", vote_schema(session.space, n_steps, no_fault))
         output = await session.call(persona, "vote", session.prompt(persona, instructions), schema)
         return read_vote(persona, output, session.space, n_steps, no_fault)

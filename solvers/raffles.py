@@ -81,6 +81,9 @@ from blame.arguments import as_bool, as_int
 from blame.render import (
     RenderBudget,
     cut_middle,
+    fence,
+    inline,
+    inline_list,
     render_log,
     render_system,
     render_task,
@@ -90,7 +93,10 @@ from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
 from solvers._gather import gather
 from solvers._output import (
+    AGENT_STEP,
+    FAULTY,
     extract_json_object,
+    final_answer,
     output_problem,
     parse_agent_step,
     parse_faulty,
@@ -232,13 +238,16 @@ def evaluator_schema() -> dict[str, Any]:
 
 
 def parse_candidate(text: str, trajectory: Trajectory) -> tuple[dict[str, Any] | None, dict[str, str], list[str]]:
-    """(candidate, rationales, errors) from the Judge's answer; candidate is None when unusable.
+    """(candidate, rationales, errors) from the Judge's final answer (``solvers._output``: the
+    rationales come from the same object or lines as the candidate); candidate is None when
+    unusable.
 
     A candidate is ``{"agent", "step", "faulty"}`` (vector data: ``step`` None, ``agent`` the
     single faulty component or None).
     """
-    data = extract_json_object(text) or {}
-    rationales = {c: str(data.get(f"{c}_rationale") or "") for c in CRITERIA}
+    required, lines = (AGENT_STEP, ("agent", "step")) if trajectory.label_kind == "step" else (FAULTY, ("faulty",))
+    data, _ = final_answer(text, required, (*lines, *(f"{c}_rationale" for c in CRITERIA)))
+    rationales = {c: str((data or {}).get(f"{c}_rationale") or "") for c in CRITERIA}
     if trajectory.label_kind == "step" and admits_no_fault(trajectory) and is_no_fault(text):
         return {"agent": None, "step": None, "faulty": []}, rationales, []
     if trajectory.label_kind == "step":
@@ -270,9 +279,9 @@ def parse_confidence(value: Any) -> tuple[int | None, str | None]:
 
 def parse_evaluation(text: str) -> tuple[bool | None, int | None, str, list[str]]:
     """(satisfied, confidence, reason, errors) from an evaluator's answer."""
-    data = extract_json_object(text)
+    data = extract_json_object(text, "satisfied")
     if data is None:
-        return None, None, "", ["no JSON object in the evaluator's answer"]
+        return None, None, "", ["no JSON object with 'satisfied' in the evaluator's answer"]
     satisfied, reason, errors = parse_yes_no(text, "satisfied")
     confidence, error = parse_confidence(data.get("confidence"))
     return satisfied, confidence, reason, errors + ([error] if error else [])
@@ -286,12 +295,12 @@ def describe(candidate: dict[str, Any], trajectory: Trajectory) -> str:
     if trajectory.label_kind == "step":
         if candidate["agent"] is None:
             return "no decisive error in the session"
-        return f"agent {candidate['agent']} at step {candidate['step']}"
-    return f"faulty components: {', '.join(candidate['faulty'])}" if candidate["faulty"] else "no faulty component"
+        return f"agent {inline(candidate['agent'])} at step {candidate['step']}"
+    return f"faulty components: {inline_list(candidate['faulty'])}" if candidate["faulty"] else "no faulty component"
 
 
 def memory_entry(record: dict[str, Any], trajectory: Trajectory) -> str:
-    """One iteration of the history as the Judge reads it next time."""
+    """One iteration of the history as the Judge reads it next time, fenced (it quotes model text)."""
     lines = [f"Iteration {record['iteration']}:"]
     if record["candidate"] is None:
         lines.append("  your answer could not be used: " + "; ".join(record["judge_errors"]))
@@ -306,7 +315,7 @@ def memory_entry(record: dict[str, Any], trajectory: Trajectory) -> str:
         else:
             lines.append(f"  {e['criterion']} evaluator: no usable assessment (confidence 0)")
     lines.append(f"  total confidence: {record['total']} of {MAX_TOTAL}")
-    return "\n".join(lines)
+    return fence("\n".join(lines))
 
 
 def judge_prompt(trajectory: Trajectory, log_text: str, budget: RenderBudget, memory: list[str], threshold: int) -> str:
@@ -315,12 +324,12 @@ def judge_prompt(trajectory: Trajectory, log_text: str, budget: RenderBudget, me
     if trajectory.label_kind == "step":
         instructions = JUDGE_STEP_INSTRUCTIONS.format(
             situation=situation(trajectory),
-            agents=", ".join(candidate_agents(trajectory)),
+            agents=inline_list(candidate_agents(trajectory)),
             no_fault="" if trajectory.outcome_known else NO_FAULT_FORMAT,
             **criteria,
         )
     else:
-        instructions = JUDGE_VECTOR_INSTRUCTIONS.format(components=", ".join(trajectory.system.ids), **criteria)
+        instructions = JUDGE_VECTOR_INSTRUCTIONS.format(components=inline_list(trajectory.system.ids), **criteria)
     parts = [render_task(trajectory), render_system(trajectory.system, budget), f"Session log:\n{log_text}"]
     if memory:
         parts += [MEMORY_INTRO.format(threshold=threshold, max_total=MAX_TOTAL), "\n\n".join(memory), MEMORY_OUTRO]
@@ -338,7 +347,7 @@ def evaluator_prompt(
         situation=situation(trajectory) if trajectory.label_kind == "step" else VECTOR_SITUATION,
         candidate=describe(candidate, trajectory),
         criterion=criteria[criterion],
-        rationale=rationale or "(the Judge gave none)",
+        rationale=fence(rationale) or "(the Judge gave none)",
     )
     return "\n\n".join([render_task(trajectory), render_system(trajectory.system, budget), f"Session log:\n{log_text}", question])
 

@@ -72,6 +72,7 @@ from inspect_ai.util import span
 from blame.arguments import as_bool
 from blame.render import (
     RenderBudget,
+    inline,
     join_blocks,
     render_prefix_blocks,
     render_steps,
@@ -153,7 +154,7 @@ def parse_yes_no(text: str, key: str) -> tuple[bool | None, str, list[str]]:
     with yes/no/true/false (also the original Who&When "1. Yes" form). Anything else is
     ``None`` with the reason.
     """
-    data = extract_json_object(text)
+    data = extract_json_object(text, key)
     if data is not None:
         reason = str(data.get("reason") or "")
         value = data.get(key)
@@ -236,7 +237,7 @@ async def walk_steps(
         step = trajectory.steps[i]
         async with span(f"step_{i}"):
             log_text = heading + "\n" + join_blocks(blocks[: i + 1])
-            prompt = user_turn(trajectory, budget, log_text, template.format(i=i, agent=step.agent))
+            prompt = user_turn(trajectory, budget, log_text, template.format(i=i, agent=inline(step.agent)))
             walk.truncated.update(t for t in truncated if t <= i)
             messages: list[ChatMessage] = [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=prompt)]
             output = await generate_answer(model, messages, attribution, phase=phase, schema=schema)

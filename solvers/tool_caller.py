@@ -69,7 +69,7 @@ from inspect_ai.tool import Tool, ToolError, tool
 from inspect_ai.util import span
 
 from blame.arguments import as_bool, as_int
-from blame.render import RenderBudget, render_log
+from blame.render import RenderBudget, fence, inline, inline_list, render_log
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import book_usage, generate_answer, response_schema
@@ -158,8 +158,8 @@ def judge_step_tool(
                 question = JUDGE_QUESTION.format(
                     situation=situation(trajectory) if trajectory.label_kind == "step" else VECTOR_SITUATION,
                     step=step,
-                    agent=trajectory.steps[step].agent,
-                    suspicion=f" ({suspicion.strip()})" if suspicion.strip() else "",
+                    agent=inline(trajectory.steps[step].agent),
+                    suspicion=f" ({inline(suspicion.strip())})" if suspicion.strip() else "",
                 )
                 messages: list[ChatMessage] = [
                     ChatMessageSystem(content=SYSTEM_PROMPT),
@@ -173,7 +173,7 @@ def judge_step_tool(
             if errors:
                 return f"The Judge gave no usable verdict on step {step}: {'; '.join(errors)}"
             verdict = "is" if decisive else "is not"
-            return f"The Judge finds that step {step} {verdict} the decisive error. Reason: {reason}"
+            return fence(f"The Judge finds that step {step} {verdict} the decisive error. Reason: {reason}")
 
         return execute
 
@@ -194,11 +194,11 @@ def planner_prompt(trajectory: Trajectory, log_text: str, budget: RenderBudget, 
         instructions = PLANNER_STEP.format(
             situation=situation(trajectory),
             max_calls=max_calls,
-            agents=", ".join(candidate_agents(trajectory)),
+            agents=inline_list(candidate_agents(trajectory)),
             no_fault=no_fault_clause(trajectory),
         )
     else:
-        instructions = PLANNER_VECTOR.format(max_calls=max_calls, components=", ".join(trajectory.system.ids))
+        instructions = PLANNER_VECTOR.format(max_calls=max_calls, components=inline_list(trajectory.system.ids))
     return user_turn(trajectory, budget, f"Session log:\n{log_text}", instructions)
 
 

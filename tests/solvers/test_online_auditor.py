@@ -246,10 +246,10 @@ def test_parse_verdict_valid(text, expected):
 @pytest.mark.parametrize(
     "text, alarm, error",
     [
-        ("I think it is fine", False, "no JSON object and no 'verdict:' line"),
+        ("I think it is fine", False, "no JSON object with 'verdict' and no 'verdict:' line"),
         ("", False, "no JSON object"),
         ('{"verdict": "maybe"}', False, "neither 'continue' nor 'alarm'"),
-        ('{"reason": "x"}', False, "neither 'continue' nor 'alarm'"),
+        ('{"reason": "x"}', False, "no JSON object with 'verdict'"),  # an object without a verdict is no answer
         (alarm_text(4), True, "after the prefix end 3"),  # a step the auditor has not seen
         (alarm_text(40), True, "after the prefix end 3"),
         (alarm_text(-1), True, "outside the log"),

@@ -46,14 +46,15 @@ def _system() -> SystemSpec:
         ('```\n{"a": 1}\n```', {"a": 1}),
         ('I think the answer is {"a": 1} because of step 3.', {"a": 1}),
         ('Reasoning first.\n\n{"a": {"b": [1, 2]}}\n\nThat is all.', {"a": {"b": [1, 2]}}),
-        ('{"a": 1} and then {"b": 2}', {"a": 1}),
+        ('{"a": 1} and then {"b": 2}', {"b": 2}),
         ('see {not json} then {"a": 1}', {"a": 1}),
+        ('{"a": 1} then {not json}', {"a": 1}),
         ('{"reason": "it returned {x} and }{ braces", "step": 2}', {"reason": "it returned {x} and }{ braces", "step": 2}),
     ],
 )
-def test_extract_json_object_finds_first_object(text: str, expected: dict[str, Any]) -> None:
-    """The first JSON object wins, whether bare, fenced or surrounded by prose; braces inside
-    strings do not confuse the search."""
+def test_extract_json_object_finds_last_object(text: str, expected: dict[str, Any]) -> None:
+    """The last complete JSON object wins, whether bare, fenced or surrounded by prose; braces
+    inside strings do not confuse the search."""
     assert extract_json_object(text) == expected
 
 
