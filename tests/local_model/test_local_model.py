@@ -95,8 +95,9 @@ def test_missing_package_names_the_install_command(monkeypatch: pytest.MonkeyPat
 @pytest.mark.local_model
 def test_server_answers_schema_constrained_requests_and_stops() -> None:
     """The real server starts on a free loopback port, answers a json_schema request with JSON
-    valid against the schema (grammar-constrained), and is gone after the context exits."""
-    with LocalModelServer() as server:
+    valid against the schema (grammar-constrained), and is gone after the context exits. One
+    llama.cpp thread, as in the cover (the suite runs on two workers)."""
+    with LocalModelServer(threads=1) as server:
         request = {"model": "smollm2", "max_tokens": 32,
                    "messages": [{"role": "user", "content": "Which agent made the mistake?"}],
                    "response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": SCHEMA}}}

@@ -1,10 +1,22 @@
-"""Every solver on one sample of every task, through the Inspect CLI, against a real model.
+"""Every solver meets a real model: a cover of solvers x tasks against SmolLM2 over HTTP.
 
 The model is SmolLM2-135M-Instruct served by llama.cpp on loopback (``providers.local_model``) and
 reached through Inspect's ``vllm/`` provider with ``VLLM_BASE_URL``: the path a user takes with a
 vLLM server. A 135M model returns malformed, off-schema and empty answers; the suite must take
-all of it without a crash or a lost sample. Budgets are small so the run fits on two CPU cores:
-the shortest log of each task, logs cut to 4,000 characters, answers to 128 tokens.
+all of it without a crash or a lost sample.
+
+What runs where (the full solver x task matrix runs on the offline model in
+``tests/solvers/test_contract.py``; every solver through the CLI in ``tests/tasks/test_cli_e2e.py``):
+
+- ``COVER`` pairs each solver with one task so that every solver that calls a model meets the real
+  server once and every task is met at least once. The whole cover is one
+  ``inspect_ai.eval`` over many tasks in this process (one process start instead of one per run);
+  each pair is then checked by its own test.
+- The Tool-Caller runs through the ``inspect eval`` command line (the CLI path to a real server)
+  on a sample where SmolLM2 does call its ``judge_step`` tool.
+
+Budgets are small so the run fits on two CPU cores: the shortest log of each task, logs cut to
+1,000 characters, answers to 128 tokens, greedy decoding (temperature 0, seed 0).
 """
 
 from __future__ import annotations
@@ -12,67 +24,112 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from inspect_ai import Task, task_with
+from inspect_ai import eval as inspect_eval
 from inspect_ai.event import ModelEvent
-from inspect_ai.log import list_eval_logs, read_eval_log, resolve_sample_attachments
+from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log, resolve_sample_attachments
 from inspect_ai.model import ChatMessageTool
 
 from blame.schema import Attribution, Trajectory
 from blame.state import ATTRIBUTION_KEY, TRAJECTORY_KEY
 from providers.local_model import SERVED_MODEL_NAME, LocalModelServer
 from solvers import SOLVERS
+from tasks.blame_cortex import blame_cortex
+from tasks.blame_trading import blame_trading
+from tasks.who_and_when import who_and_when
 
 REPO = Path(__file__).resolve().parents[2]
 INSPECT = str(Path(sys.executable).parent / "inspect")
 
-# task file, task args, the shortest sample (by rendered length)
 TASKS = {
-    "who_and_when_ag": ("tasks/who_and_when.py", ["-T", "subset=algorithm_generated"], "ag_38"),
-    "who_and_when_hc": ("tasks/who_and_when.py", ["-T", "subset=hand_crafted"], "hc_48"),
-    "blame_cortex": ("tasks/blame_cortex.py", [], "cortex_session_50"),
-    "blame_trading": ("tasks/blame_trading.py", [], "trading_session_3"),
+    "who_and_when_ag": (lambda: who_and_when(subset="algorithm_generated"), "ag_38"),
+    "who_and_when_hc": (lambda: who_and_when(subset="hand_crafted"), "hc_48"),
+    "blame_cortex": (blame_cortex, "cortex_session_50"),
+    "blame_trading": (blame_trading, "trading_session_3"),
 }
-BUDGET = ["-S", "max_log_chars=4000", "-S", "max_prompt_chars=300"]
+"""Task name -> (task factory, its shortest sample by rendered length)."""
+
+COVER = {
+    "all_at_once": "blame_trading",
+    "poirot": "blame_cortex",
+    "raffles": "who_and_when_hc",
+    "step_by_step": "who_and_when_ag",
+    "binary_search": "blame_cortex",
+    "hybrid": "who_and_when_hc",
+    "online_auditor": "who_and_when_ag",
+    "floor_most_frequent": "who_and_when_ag",
+    "floor_fixed_agent": "who_and_when_hc",
+    "floor_fixed_step": "blame_trading",
+}
+"""Solver -> the one task it runs on against the real model. POIROT runs its full protocol
+(self-assessment, peer interrogation, votes) on CORTEX's three personas."""
+OWN_TEST = {"tool_caller": "who_and_when_ag"}
+"""Solvers with a test of their own below, and their task."""
+BUDGET = {"max_log_chars": 1000, "max_prompt_chars": 100}
+"""Small render budgets: prompt evaluation is most of the time (about 30 ms a token on one core)."""
 NO_MODEL = {"floor_most_frequent", "floor_fixed_agent", "floor_fixed_step"}
-LIGHTER = {("poirot", "blame_trading"): ["-S", "mode=C2"]}
-"""Runs given a lighter setting: POIROT's full protocol with TradingAgents' 12 personas makes about
-60 calls of ~10 s each on two cores (569 s measured); C2 keeps self-assessment, shared reports and
-votes (24 calls), and interrogation is exercised on the three other tasks."""
-OWN_TEST = {"tool_caller"}
-"""Solvers run by a test of their own below (fewer samples: a Tool-Caller run makes up to 9 calls)."""
 
 
-def solver_args(name: str) -> list[str]:
-    """``--solver file@name`` with the small render budget (floors take no budget)."""
-    module = SOLVERS[name].__module__.replace(".", "/")
-    spec = ["--solver", f"{module}.py@{name}"]
-    return spec if name in NO_MODEL else [*spec, *BUDGET]
+def cover_task(solver_name: str) -> Task:
+    """The cover's task for ``solver_name``: its one sample, the solver with the small budget."""
+    factory, sample_id = TASKS[COVER[solver_name]]
+    task = factory()
+    solver = SOLVERS[solver_name]() if solver_name in NO_MODEL else SOLVERS[solver_name](**BUDGET)
+    return task_with(task, name=f"{solver_name}-{COVER[solver_name]}", dataset=task.dataset.filter(lambda s: s.id == sample_id), solver=solver)
+
+
+def test_the_cover_meets_every_solver_and_every_task() -> None:
+    """Adding a solver or a task without giving it a place in the cover fails here."""
+    assert set(COVER) | set(OWN_TEST) == set(SOLVERS)
+    met = [task for solver, task in (COVER | OWN_TEST).items() if solver not in NO_MODEL]
+    assert set(met) == set(TASKS), met
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LocalModelServer]:
-    with LocalModelServer() as running:
+    """One llama.cpp thread: the suite runs on two workers (pytest-xdist), and llama.cpp's threads
+    wait for each other, so two of them beside a busy worker run many times slower than one."""
+    with LocalModelServer(threads=1) as running:
         yield running
 
 
+@pytest.fixture(scope="module")
+def cover_logs(server: LocalModelServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, EvalLog]:
+    """One ``inspect_ai.eval`` of the whole cover against the real server; logs by solver name."""
+    names = sorted(COVER)
+    environ = {"VLLM_BASE_URL": server.base_url, "VLLM_API_KEY": "local"}
+    saved = {key: os.environ.get(key) for key in environ}
+    os.environ.update(environ)
+    started = time.perf_counter()
+    try:
+        logs = inspect_eval(
+            [cover_task(name) for name in names],
+            model=f"vllm/{SERVED_MODEL_NAME}",
+            max_tokens=128,
+            temperature=0,
+            seed=0,
+            log_dir=str(tmp_path_factory.mktemp("cover")),
+            display="none",
+        )
+    finally:
+        for key, value in saved.items():
+            os.environ.pop(key) if value is None else os.environ.__setitem__(key, value)
+    print(f"\nreal-model cover: {len(names)} runs in {time.perf_counter() - started:.0f} s")
+    return dict(zip(names, logs, strict=True))
+
+
 @pytest.mark.local_model
-@pytest.mark.parametrize("task_name", sorted(TASKS))
-@pytest.mark.parametrize("solver_name", sorted(set(SOLVERS) - OWN_TEST))
-def test_solver_on_local_model(solver_name: str, task_name: str, server: LocalModelServer, tmp_path: Path) -> None:
-    """A successful log with one sample, an Attribution (valid, or invalid with its reason) and,
-    for methods that call a model, token usage."""
-    task_file, task_args, sample_id = TASKS[task_name]
-    command = [INSPECT, "eval", task_file, *task_args, *solver_args(solver_name),
-               *LIGHTER.get((solver_name, task_name), []), "--model", f"vllm/{SERVED_MODEL_NAME}", "--sample-id", sample_id, "--max-tokens", "128",
-               "--log-dir", str(tmp_path), "--display", "none"]
-    env = {**os.environ, "VLLM_BASE_URL": server.base_url, "VLLM_API_KEY": "local"}
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    [info] = list_eval_logs(str(tmp_path))
-    log = read_eval_log(info)
+@pytest.mark.parametrize("solver_name", sorted(COVER), ids=lambda name: f"{name}-on-{COVER[name]}")
+def test_solver_on_local_model(solver_name: str, cover_logs: dict[str, EvalLog]) -> None:
+    """A successful log with the one sample, an Attribution (valid, or invalid with its reason)
+    and, for methods that call a model, calls to the real server with their token usage."""
+    log = cover_logs[solver_name]
+    _, sample_id = TASKS[COVER[solver_name]]
     assert log.status == "success", log.error
     assert log.samples is not None and [s.id for s in log.samples] == [sample_id]
     [sample] = log.samples
@@ -85,19 +142,21 @@ def test_solver_on_local_model(solver_name: str, task_name: str, server: LocalMo
         assert attribution.calls >= 1
         assert sample.model_usage, "token usage must be recorded"
         assert sum(u.input_tokens for u in attribution.usage.values()) > 0
+    print(f"{solver_name} on {sample_id}: valid={attribution.valid} calls={attribution.calls} "
+          f"errors={attribution.errors[:1]}")
 
 
 @pytest.mark.local_model
 def test_tool_caller_makes_real_tool_calls_on_local_model(server: LocalModelServer, tmp_path: Path) -> None:
-    """The Tool-Caller on SmolLM2 through the server's JSON tool-call format: the Planner is
-    offered the judge_step tool, and the log shows whether it called it (every recorded call has
-    its tool message in the conversation). One sample, at most one tool call, a small budget and no
-    repair turn (``structured_output=false``), to bound the run time."""
-    task_file, task_args, sample_id = TASKS["who_and_when_ag"]
-    command = [INSPECT, "eval", task_file, *task_args, "--solver", "solvers/tool_caller.py@tool_caller",
+    """The Tool-Caller on SmolLM2 through ``inspect eval`` and the server's JSON tool-call format:
+    the Planner is offered the judge_step tool and calls it (greedy decoding, so the call is
+    reproducible), and every recorded call has its tool message in the conversation. One sample,
+    at most one tool call, a small budget and no repair turn (``structured_output=false``)."""
+    command = [INSPECT, "eval", "tasks/who_and_when.py", "-T", "subset=algorithm_generated",
+               "--solver", "solvers/tool_caller.py@tool_caller",
                "-S", "max_tool_calls=1", "-S", "max_log_chars=1500", "-S", "max_prompt_chars=300",
-               "-S", "structured_output=false",
-               "--model", f"vllm/{SERVED_MODEL_NAME}", "--sample-id", sample_id, "--max-tokens", "64",
+               "-S", "structured_output=false", "--temperature", "0", "--seed", "0",
+               "--model", f"vllm/{SERVED_MODEL_NAME}", "--sample-id", TASKS[OWN_TEST["tool_caller"]][1], "--max-tokens", "64",
                "--log-dir", str(tmp_path), "--display", "none"]
     env = {**os.environ, "VLLM_BASE_URL": server.base_url, "VLLM_API_KEY": "local"}
     result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
@@ -112,4 +171,5 @@ def test_tool_caller_makes_real_tool_calls_on_local_model(server: LocalModelServ
     assert planner and [t.name for t in planner[0].tools] == ["judge_step"]
     records = sample.store["tool_caller"]
     assert len(records) == sum(isinstance(m, ChatMessageTool) for m in sample.messages)
-    print(f"tool_caller on {sample_id}: {len(records)} judge_step call(s) {records}; {attribution.calls} calls")
+    assert records, "SmolLM2 made no judge_step call on this sample"
+    print(f"tool_caller on {sample.id}: {len(records)} judge_step call(s) {records}; {attribution.calls} calls")
