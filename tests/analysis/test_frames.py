@@ -68,6 +68,10 @@ def test_label_fields_order_sets_by_component_order_and_blank_invalid_prediction
     assert fields["n_votes"] == 2
     invalid = label_fields(metadata, {"method": "m", "faulty": ["y"], "valid": False})
     assert invalid["pred_faulty"] == "[]"
+    as_text = {"trajectory": json.dumps(metadata["trajectory"])}  # how tasks store it (blame.state)
+    assert label_fields(as_text, {"method": "m", "faulty": ["y", "x"], "valid": True}) == {**fields, "n_votes": 0}
+    cut = {"trajectory": json.dumps(metadata["trajectory"])[:30] + "..."}  # a summary-only read
+    assert label_fields(cut, None)["components"] is None
 
 
 def test_score_fields_skip_per_dimension_counts() -> None:

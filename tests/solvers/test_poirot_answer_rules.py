@@ -10,11 +10,12 @@ w = 0.75 - 2/15 = 0.61666.. (rounded 0.6167).
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
-from inspect_ai.event import ModelEvent
+from inspect_ai.event import InfoEvent, ModelEvent
 from test_poirot import Script, _plant, _run, _saved
 
 import providers.offline_model  # noqa: F401  (registers the offline/... provider)
@@ -135,6 +136,22 @@ def test_preset_paper(tmp_path: Any) -> None:
             assert whole_log in persona_turn
         elif "From here on you are checker" in persona_turn:
             assert whole_log not in persona_turn
+
+
+def test_preset_says_which_options_it_overrides(tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """``-S preset=paper -S mode=C0`` runs C3: a console warning (when the solver is built) and an
+    info event in every sample name each option the preset replaced; none when nothing conflicts."""
+    with caplog.at_level(logging.WARNING, logger="solvers.poirot"):
+        sample = _run(_plant(), Script().model(), tmp_path, preset="paper", mode="C0", weighting="uniform")
+    [warning] = [r.getMessage() for r in caplog.records if r.name == "solvers.poirot"]
+    infos = [str(e.data) for e in sample.events if isinstance(e, InfoEvent) and "preset" in str(e.data)]
+    for text in (warning, *infos):
+        assert "preset=paper" in text and "mode=C0 -> C3" in text and "weighting=uniform -> proximity" in text, text
+    assert len(infos) == 1 and _saved(sample).settings["mode"] == "C3"
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="solvers.poirot"):
+        poirot(preset="paper", mode="C3")
+    assert not caplog.records
 
 
 @pytest.mark.parametrize("options", [{"preset": "table1"}, {"max_faulty": 0}, {"max_faulty": True}, {"weight_decimals": -1}])
