@@ -100,7 +100,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
-from blame.arguments import as_bool, as_choice, as_float, as_int
+from blame.arguments import as_bool, as_choice, as_float, as_int, refuse_unknown
 from blame.render import (
     RenderBudget,
     cut_middle,
@@ -461,6 +461,7 @@ def poirot(
     max_log_chars: int = RenderBudget.max_total_chars,
     max_prompt_chars: int = RenderBudget.max_prompt_chars,
     max_report_chars: int = DEFAULT_MAX_REPORT_CHARS,
+    **kwargs: Any,
 ) -> Solver:
     """POIROT (see the module docstring for the protocol and every formula).
 
@@ -486,6 +487,7 @@ def poirot(
         max_step_chars, max_log_chars, max_prompt_chars: render budgets (``blame.render``).
         max_report_chars: cut for each report, question and answer quoted into a prompt.
     """
+    refuse_unknown(poirot, kwargs)
     if preset is not None:
         preset = as_choice("preset", preset, sorted(PRESETS))
         fixed = PRESETS[preset]

@@ -175,14 +175,16 @@ def test_unknown_solver_argument_lists_the_valid_ones(name: str) -> None:
 
 
 def _inspect_lines(tmp_path: Path, *arguments: str) -> list[str]:
-    """The non-empty output lines of a failing ``inspect eval`` that wrote no log."""
+    """The non-empty output lines of a failing ``inspect eval`` that wrote no log, less Inspect's
+    own start-up notice ("Monitor from another shell: ...")."""
     result = subprocess.run(
         [INSPECT, "eval", *arguments, "--model", "offline/first", "--limit", "1", "--log-dir", str(tmp_path),
          "--display", "plain"],
         cwd=REPO, capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "500"},
     )  # fmt: skip
     assert result.returncode != 0 and not list(tmp_path.glob("*.eval"))
-    return [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
+    lines = (result.stdout + result.stderr).splitlines()
+    return [line for line in lines if line.strip() and not line.startswith("Monitor from another shell")]
 
 
 @pytest.mark.e2e
