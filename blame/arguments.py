@@ -16,7 +16,8 @@ also a ``ValueError`` for code that calls a factory directly.
   hands an unknown ``-S`` key to the solver factory, a ``TypeError`` with a traceback. So every
   task and solver factory keeps its typed parameters (Inspect records and shows them), takes
   ``**kwargs`` and passes them here first: ``model`` is allowed, any other key stops the run with
-  one line listing the valid keys.
+  one line listing the valid keys (tasks go through ``tasks._common.refuse_unknown_task_args``,
+  which lets through, with Inspect's warning, a key that another task takes).
 """
 
 from __future__ import annotations

@@ -22,10 +22,10 @@ from typing import Any
 
 from inspect_ai import Task, task
 
-from blame.arguments import as_bool, as_optional_str, refuse_unknown
+from blame.arguments import as_bool, as_optional_str
 from blame.blame_cases import load_blame
 from scorers.vector import vector, vector_metrics
-from tasks._common import build_task, load_data
+from tasks._common import build_task, load_data, refuse_unknown_task_args
 
 
 @task
@@ -33,7 +33,7 @@ def blame_cortex(
     solver: str = "poirot", data_dir: str | None = None, per_dimension_metrics: bool = False, **kwargs: Any
 ) -> Task:
     """CORTEX fault attribution over 7 hazard dimensions, scored by exact vector match."""
-    refuse_unknown(blame_cortex, kwargs)
+    refuse_unknown_task_args(blame_cortex, kwargs)
     data_dir = as_optional_str("data_dir", data_dir)
     per_dimension_metrics = as_bool("per_dimension_metrics", per_dimension_metrics)
     trajectories = load_data(load_blame, data_dir, "cortex")

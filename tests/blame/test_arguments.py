@@ -162,6 +162,14 @@ def test_unknown_task_argument_lists_the_valid_ones(factory: Any, tmp_path: Path
     assert "DatasetNotFoundError" in str(caught.value)
 
 
+def test_a_key_another_task_takes_is_ignored(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """``inspect eval tasks/ -T subset=hand_crafted`` hands ``subset`` to every task: a task that
+    does not take it ignores it with Inspect's warning (it then fails only on its missing data)."""
+    with pytest.raises(PrerequisiteError, match="DatasetNotFoundError"):
+        blame_cortex(subset="hand_crafted", data_dir=str(tmp_path / "nowhere"))
+    assert "param 'subset' not used by task 'blame_cortex'" in caplog.text
+
+
 @pytest.mark.parametrize("name", sorted(SOLVERS))
 def test_unknown_solver_argument_lists_the_valid_ones(name: str) -> None:
     """An unknown solver key (a TypeError traceback from Inspect before) stops with one line
