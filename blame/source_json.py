@@ -10,6 +10,7 @@ from typing import Any
 from blame.errors import DataFormatError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _DIGITS = re.compile("[0-9]{1,18}")
 _SIGNED_DIGITS = re.compile("-?[0-9]{1,18}")
 
@@ -28,7 +29,8 @@ def read_json(path: Path) -> Any:
         raise DataFormatError(path, "<json>", "nested too deeply to read") from None
     except ValueError as error:  # invalid JSON, NaN/Infinity, an integer beyond Python's digit limit
         raise DataFormatError(path, "<json>", f"not valid JSON: {error}") from error
-    _check_unicode(path, data)
+    if _SURROGATE_ESCAPE.search(text):  # a lone surrogate can only come from a \ud800-\udfff escape
+        _check_unicode(path, data)
     return data
 
 

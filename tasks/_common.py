@@ -23,7 +23,7 @@ from blame.errors import DataFormatError, DatasetNotFoundError
 from blame.paths import provenance
 from blame.render import render_log
 from blame.schema import Scalar, Trajectory
-from blame.state import FRAMING_KEY, SHOW_REFERENCE_KEY, TRAJECTORY_KEY, task_framing
+from blame.state import FRAMING_KEY, SHOW_REFERENCE_KEY, TRAJECTORY_KEY, task_framing, trajectory_metadata
 from scorers.vector import FAULT_GROUP_KEY, fault_group
 from solvers import solver_by_name
 
@@ -79,8 +79,9 @@ def trajectory_to_sample(
     + the framing (``blame.state.task_framing`` of the whole task; of this trajectory alone when
     ``framing`` is None).
 
-    The full trajectory (label included) travels in metadata for the scorers; solvers read it
-    only through ``blame.state.model_view_from_state``.
+    The full trajectory (label included) travels in metadata, as JSON text
+    (``blame.state.trajectory_metadata``), for the scorers; solvers read it only through
+    ``blame.state.model_view_from_state``.
     """
     covariates: dict[str, Scalar] = {
         "source": trajectory.source,
@@ -100,7 +101,7 @@ def trajectory_to_sample(
             **covariates,
             SHOW_REFERENCE_KEY: with_reference_answer,
             FRAMING_KEY: framing or task_framing([trajectory]),
-            TRAJECTORY_KEY: trajectory.model_dump(mode="json"),
+            TRAJECTORY_KEY: trajectory_metadata(trajectory),
         },
     )
 

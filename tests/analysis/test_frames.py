@@ -55,6 +55,7 @@ def test_attribution_is_read_from_store_then_completion() -> None:
     stored = {"method": "poirot", "faulty": ["a"]}
     assert attribution_dict({"attribution": stored}, "garbage") == stored
     assert attribution_dict({}, json.dumps({"method": "all_at_once"})) == {"method": "all_at_once"}
+    assert attribution_dict({"attribution": json.dumps(stored)}, "garbage") == stored  # as solvers store it
     assert attribution_dict(None, "not json") is None
     assert attribution_dict(None, json.dumps({"no": "method"})) is None
 

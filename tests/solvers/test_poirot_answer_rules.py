@@ -21,8 +21,8 @@ from test_poirot import Script, _plant, _run, _saved
 import providers.offline_model  # noqa: F401  (registers the offline/... provider)
 from blame.blame_cases import load_blame
 from blame.paths import BLAME, resolve_data_dir
-from blame.schema import Attribution, Vote
-from blame.state import ATTRIBUTION_KEY
+from blame.schema import Vote
+from blame.state import stored_attribution
 from solvers._aggregation import cap, scores, top_components, weigh
 from solvers.poirot import PRESETS, poirot
 from tasks.blame_cortex import blame_cortex
@@ -107,7 +107,7 @@ def test_max_faulty_one_names_one_component_on_every_sample(tmp_path: Any) -> No
                          display="none", log_dir=str(tmp_path))
     assert log.samples is not None and len(log.samples) == 15
     for sample in log.samples:
-        attribution = Attribution.model_validate(sample.store[ATTRIBUTION_KEY])
+        attribution = stored_attribution(sample.store)
         blamed = any(s > 0 for s in attribution.scores.values())
         assert len(attribution.faulty) == (1 if blamed else 0), attribution
 
