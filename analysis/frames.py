@@ -77,6 +77,7 @@ import pandas as pd
 
 from analysis.complexity import participants
 from analysis.configs import config_identity, log_config
+from blame.state import TRAJECTORY_KEY
 
 __all__ = [
     "SAMPLE_COLUMNS",
@@ -124,9 +125,12 @@ def _json(value: Any) -> str:
 
 
 def attribution_dict(store: Mapping[str, Any] | None, completion: str | None) -> dict[str, Any] | None:
-    """The saved Attribution as a dict: the store's ``attribution``, else the completion's JSON."""
+    """The saved Attribution as a dict: the store's ``attribution`` (JSON text, as
+    ``blame.state.save_attribution`` writes it, or a dict in older logs), else the completion's JSON."""
     stored = (store or {}).get("attribution")
-    if isinstance(stored, Mapping):
+    if isinstance(stored, str):
+        stored = _json_object(stored)
+    if isinstance(stored, Mapping) and stored:
         return dict(stored)
     try:
         parsed = json.loads(completion or "")
@@ -167,11 +171,20 @@ def usage_fields(attribution: Mapping[str, Any] | None) -> dict[str, Any]:
     }
 
 
+def _json_object(text: str) -> dict[str, Any]:
+    """``text`` decoded as a JSON object, or ``{}`` when it is not one (e.g. cut short)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def label_fields(metadata: Mapping[str, Any], attribution: Mapping[str, Any] | None) -> dict[str, Any]:
     """Component order, gold and predicted sets/agent/step, from the trajectory in the metadata."""
-    trajectory = metadata.get("trajectory") or {}
-    if isinstance(trajectory, str):  # a summary-only read: the trajectory was dropped (>1 KB)
-        trajectory = {}
+    trajectory = metadata.get(TRAJECTORY_KEY) or {}
+    if isinstance(trajectory, str):  # JSON text (blame.state); a summary-only read cuts it to 1 KB
+        trajectory = _json_object(trajectory)
     components = [c.get("id") for c in (trajectory.get("system") or {}).get("components") or []]
     label = trajectory.get("label")
     order = {c: i for i, c in enumerate(components)}

@@ -105,7 +105,7 @@ from bench.configs import CONFIGS, CP_CONNECTIONS, FLOORS, RATIO_TARGET, TASKS
 from bench.formulas import formula, observed_waves, protocol_rounds
 from bench.reuse import layout_check, persona_view_sharing, prefix_reuse, unavoidable_chars, walk_reuse
 from blame.schema import Attribution, Trajectory
-from blame.state import ATTRIBUTION_KEY, TRAJECTORY_KEY
+from blame.state import stored_attribution, trajectory_from_metadata
 from solvers import SOLVERS
 
 
@@ -191,11 +191,11 @@ def run(
 
 
 def attribution_of(sample: EvalSample) -> Attribution:
-    return Attribution.model_validate(sample.store[ATTRIBUTION_KEY])
+    return stored_attribution(sample.store)
 
 
 def trajectory_of(sample: EvalSample) -> Trajectory:
-    return Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY]).model_view(False)
+    return trajectory_from_metadata(sample.metadata).model_view(False)
 
 
 def model_events(sample: EvalSample) -> list[ModelEvent]:

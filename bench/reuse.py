@@ -13,8 +13,7 @@ from inspect_ai.event import ModelEvent
 
 from bench.configs import BUDGET, TASKS
 from blame.render import render_prefix_blocks, render_steps
-from blame.schema import Trajectory
-from blame.state import TRAJECTORY_KEY
+from blame.state import trajectory_from_metadata
 from solvers.online_auditor import audit_header, audit_messages, prefix_schedule
 from solvers.poirot import persona_steps
 
@@ -115,7 +114,7 @@ def persona_view_sharing(task_name: str) -> float:
     before the persona's identity could add to cross-persona reuse)."""
     shared = total = 0
     for sample in TASKS[task_name]().dataset:
-        t = Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY])
+        t = trajectory_from_metadata(sample.metadata)
         seen = PrefixSet()
         for agent in t.system.agents:
             view = render_steps(persona_steps(t, agent.id, "own"), BUDGET).text
@@ -131,7 +130,7 @@ def walk_reuse(task_name: str) -> dict[str, tuple[float, float]]:
     end (no alarm). Values: (share reused, mean calls per sample)."""
     totals: dict[str, list[float]] = {}
     for sample in TASKS[task_name]().dataset:
-        t = Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY])
+        t = trajectory_from_metadata(sample.metadata)
         view = t.model_view()
         blocks, _ = render_prefix_blocks(view, BUDGET)
         header = audit_header(view, BUDGET)

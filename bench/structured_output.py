@@ -25,8 +25,7 @@ from pathlib import Path
 from inspect_ai import eval as inspect_eval
 
 from blame.render import render_log
-from blame.schema import Attribution, Trajectory
-from blame.state import ATTRIBUTION_KEY, TRAJECTORY_KEY
+from blame.state import stored_attribution, trajectory_from_metadata
 from providers.local_model import SERVED_MODEL_NAME, LocalModelServer
 from solvers import SOLVERS
 from tasks.blame_cortex import blame_cortex
@@ -45,7 +44,7 @@ BUDGET = {"max_log_chars": 4000, "max_prompt_chars": 300}
 
 def shortest_ids(task, n: int) -> list[str]:
     """Ids of the ``n`` samples with the shortest rendered logs (fast on two cores)."""
-    trajectories = [Trajectory.model_validate(s.metadata[TRAJECTORY_KEY]) for s in task.dataset]
+    trajectories = [trajectory_from_metadata(s.metadata) for s in task.dataset]
     return [t.id for t in sorted(trajectories, key=lambda t: len(render_log(t).text))[:n]]
 
 
@@ -63,7 +62,7 @@ def valid_share(solver: str, task_name: str, structured: bool, n: int, log_dir: 
         display="none",
         log_dir=log_dir,
     )
-    attributions = [Attribution.model_validate(s.store[ATTRIBUTION_KEY]) for s in log.samples or []]
+    attributions = [stored_attribution(s.store) for s in log.samples or []]
     return sum(a.valid for a in attributions), len(attributions)
 
 

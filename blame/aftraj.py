@@ -46,8 +46,9 @@ reason=mistake_reason)``; safe rows: ``label=None``. Ids are ``<subset>_<conv_id
 (Math / Coding / Agentic), ``subset``, ``unsafe_source``, ``n_steps``, ``n_agents``, ``n_errors``
 (1 or 0), ``label_consistent`` (the speaker at ``mistake_step`` is ``mistake_agent``; None on safe
 rows). A missing file or column, a row without turns, a safe row with a decisive step, an unsafe
-row without one, a step outside the turns (or not a finite integer: booleans, NaN and infinities
-are not steps), or ``num_turns`` disagreeing with the turns raises
+row without one, a step outside the turns (or not an integer: booleans, NaN, infinities, fractions
+and strings other than plain ASCII digits, e.g. ``"1_0"`` or ``"+1"``, are not steps), or
+``num_turns`` disagreeing with the turns raises
 :class:`DataFormatError` (file, ``row <i>`` and field) or :class:`DatasetNotFoundError`.
 """
 
@@ -55,6 +56,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -74,6 +76,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
+from blame.source_json import plain_int
 
 AFTRAJ_REPOSITORY = "https://huggingface.co/datasets/ZBox008003/AFTraj"
 SUBSETS = ("safe", "unsafe")
@@ -185,16 +188,16 @@ def _text(value: Any) -> str:
     return "" if _is_null(value) else str(value)
 
 
-def _int_or_none(path: Path, where: str, value: Any) -> int | None:
+def _int_or_none(path: Path, where: str, value: Any, signed: bool = False) -> int | None:
+    """None for a null cell, else ``source_json.plain_int`` of it; a whole float is an integer too
+    (a parquet integer column that holds nulls is read as floats)."""
     if _is_null(value):
         return None
-    try:
-        number = float(value) if not isinstance(value, bool) else math.nan
-    except (TypeError, ValueError, OverflowError):
-        number = math.nan
-    if not math.isfinite(number) or number != int(number):
-        raise DataFormatError(path, where, f"expected an integer, got {str(value)[:80]!r}")
-    return int(number)
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = int(value)
+    elif isinstance(value, float) and math.isfinite(value) and value == int(value):
+        value = int(value)
+    return plain_int(path, where, value, signed)
 
 
 def _tool_names(action: Any) -> tuple[str, list[str]]:
@@ -277,7 +280,7 @@ def row_to_trajectory(row: dict[str, Any], subset: str, path: Path, row_index: i
         raise DataFormatError(path, f"{where}.num_turns", f"is {num_turns} but the row has {len(steps)} turns")
     tools = [str(t["name"]) for t in _as_list(path, f"{where}.tools", row.get("tools")) if isinstance(t, dict) and t.get("name")]
 
-    step = _int_or_none(path, f"{where}.mistake_step", row.get("mistake_step"))
+    step = _int_or_none(path, f"{where}.mistake_step", row.get("mistake_step"), signed=True)
     raw_agent = _text(row.get("mistake_agent")).strip()
     roles = list(dict.fromkeys(s.agent for s in steps if s.agent != SYSTEM_SPEAKER))
     label, label_only = None, None

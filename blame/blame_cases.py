@@ -17,9 +17,11 @@ vote JSON with ``"hazard_vector"``/``"location"``, the winning vector). Shown to
 the answer away, so they never reach a trajectory:
 
 - ``metadata`` is dropped entirely (source, the authors' ``attempt_dir`` path, ``n_poirot_runs``).
-- CORTEX: only messages whose ``index`` is below the curated first-analysis message
+- CORTEX: only the messages listed before the curated first-analysis message
   (:data:`CORTEX_ANALYSIS_START`, read case by case, see ``shared/research/blame_cases.md``) are
-  kept. The ``phase`` field is not a reliable boundary (the analysis often starts inside
+  kept: the cut is by position in the list, so a message placed after it is dropped whatever its
+  own ``index`` says, and a case without a message of that index is a :class:`DataFormatError`.
+  The ``phase`` field is not a reliable boundary (the analysis often starts inside
   ``cortex_session``), so the table is authoritative; a kept message marked ``poirot_analysis`` or a
   case missing from the table is a :class:`DataFormatError`.
 - TradingAgents: the first sender-less ``HumanMessage`` (the protocol's own prompts, "POIROT
@@ -376,8 +378,11 @@ def _kept_messages(
             problem = f"CORTEX session {session_number} has no curated analysis start (CORTEX_ANALYSIS_START)"
             raise DataFormatError(case_path, "session.session_number", problem)
         cut = CORTEX_ANALYSIS_START[session_number]
-        kept = [(pos, m) for pos, m in enumerate(messages) if m["index"] < cut]
-        for pos, m in kept:
+        cut_pos = next((pos for pos, m in enumerate(messages) if m["index"] == cut), None)
+        if cut_pos is None:
+            problem = f"no message has the curated analysis start index {cut} (CORTEX_ANALYSIS_START)"
+            raise DataFormatError(case_path, "session.messages", problem)
+        for pos, m in enumerate(messages[:cut_pos]):
             if m.get("phase") == "poirot_analysis":
                 problem = f"message {m['index']} is analysis but lies before the curated cut {cut}"
                 raise DataFormatError(case_path, f"session.messages[{pos}].phase", problem)
@@ -390,8 +395,7 @@ def _kept_messages(
             problem = "no analysis-protocol prompt (sender-less HumanMessage) found"
             raise DataFormatError(case_path, "session.messages", problem)
         cut = messages[cut_pos]["index"]
-        kept = list(enumerate(messages[:cut_pos]))
-    return [(pos, m) for pos, m in kept if m["type"] != "SystemMessage"], cut
+    return [(pos, m) for pos, m in enumerate(messages[:cut_pos]) if m["type"] != "SystemMessage"], cut
 
 
 def _step(position: int, pos: int, message: dict[str, Any], case_path: Path, agent_ids: set[str]) -> Step:

@@ -10,6 +10,9 @@ from typing import Any
 from blame.errors import DataFormatError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_DIGITS = re.compile("[0-9]{1,18}")
+_SIGNED_DIGITS = re.compile("-?[0-9]{1,18}")
 
 
 def read_json(path: Path) -> Any:
@@ -26,7 +29,8 @@ def read_json(path: Path) -> Any:
         raise DataFormatError(path, "<json>", "nested too deeply to read") from None
     except ValueError as error:  # invalid JSON, NaN/Infinity, an integer beyond Python's digit limit
         raise DataFormatError(path, "<json>", f"not valid JSON: {error}") from error
-    _check_unicode(path, data)
+    if _SURROGATE_ESCAPE.search(text):  # a lone surrogate can only come from a \ud800-\udfff escape
+        _check_unicode(path, data)
     return data
 
 
@@ -68,3 +72,16 @@ def field(
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
         raise DataFormatError(path, name, f"expected {' or '.join(k.__name__ for k in kinds)}, got {type(value).__name__}")
     return value
+
+
+def plain_int(path: Path, where: str, value: Any, signed: bool = False) -> int:
+    """``value`` (a label's integer) as an int: a JSON integer (never a bool) or a string of ASCII
+    digits, with a leading ``-`` only when ``signed``. Python's ``int()`` also reads ``"1_0"`` as
+    10 and ``"+1"``, ``" 1"`` or non-ASCII digits as 1; here they are a DataFormatError on ``where``,
+    as is a negative value when not ``signed``."""
+    if isinstance(value, int) and not isinstance(value, bool) and (signed or value >= 0):
+        return value
+    if isinstance(value, str) and (_SIGNED_DIGITS if signed else _DIGITS).fullmatch(value):
+        return int(value)
+    digits = "ASCII digits, optionally after a -" if signed else "ASCII digits, no sign"
+    raise DataFormatError(path, where, f"expected an integer ({digits}), got {str(value)[:80]!r}")

@@ -58,7 +58,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
-from blame.source_json import field, read_json
+from blame.source_json import field, plain_int, read_json
 
 SUBSETS = {"algorithm_generated": "Algorithm-Generated", "hand_crafted": "Hand-Crafted"}
 
@@ -272,12 +272,8 @@ def _description(subset: str, name: str, prompt: str | None) -> str:
 
 
 def _mistake_step(path: Path, data: dict, n_steps: int) -> int:
-    raw = field(path, data, "mistake_step", (str, int))
-    try:
-        step = int(raw)
-    except ValueError:
-        raise DataFormatError(path, "mistake_step", f"not an integer: {raw!r}") from None
-    if not 0 <= step < n_steps:
+    step = plain_int(path, "mistake_step", field(path, data, "mistake_step", (str, int)))
+    if not step < n_steps:
         raise DataFormatError(path, "mistake_step", f"{step} is outside the log (0..{n_steps - 1})")
     return step
 
@@ -290,7 +286,8 @@ def _reference_answer(path: Path, data: dict) -> str | None:
 
 def _meta(path: Path, data: dict, subset: str, system: SystemSpec, steps: list[Step], label: FaultLabel) -> dict:
     level = field(path, data, "level", (str, int), required=False)
-    numeric = isinstance(level, int) or (isinstance(level, str) and level.strip().isdecimal() and len(level) <= 18)
+    digits = isinstance(level, str) and level.isascii() and level.isdecimal() and len(level) <= 18
+    numeric = isinstance(level, int) or digits
     meta = {
         "subset": subset,
         "question_id": field(path, data, "question_ID", str, required=False),

@@ -6,6 +6,6 @@
 - ``local_model``: SmolLM2-135M-Instruct served by llama.cpp over an OpenAI-compatible API on
   loopback (``python -m providers.local_model serve``).
 
-They depend on nothing else in the suite; the Inspect entry point (``blame_bench._registry``)
-registers ``offline/``.
+They depend on nothing else in the suite but ``blame.arguments`` (a bad ``-M`` value is its one-line
+``ArgumentError``); the Inspect entry point (``blame_bench._registry``) registers ``offline/``.
 """

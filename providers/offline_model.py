@@ -76,6 +76,7 @@ from inspect_ai.model import (
 from inspect_ai.model._model_call import ModelCall
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from blame.arguments import ArgumentError, invalid_argument
 from providers.schema_sampler import (
     Chooser,
     Walker,
@@ -123,23 +124,25 @@ def _garbage(rng: random.Random) -> str:
 
 
 def _int_arg(name: str, value: Any, allow_none: bool = False) -> int | None:
+    """``-M name=value`` as an int (a CLI string of digits too); None when allowed and empty."""
     if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null", "")):
         if allow_none:
             return None
-        raise ValueError(f"offline model arg {name!r} must be an integer")
-    if isinstance(value, bool):
-        raise ValueError(f"offline model arg {name!r} must be an integer, got {value!r}")
+        raise invalid_argument(f"-M {name}", value, "an integer")
     try:
-        f = float(value)
+        number = float(value) if not isinstance(value, bool) else math.nan
     except (TypeError, ValueError):
-        raise ValueError(f"offline model arg {name!r} must be an integer, got {value!r}") from None
-    if f != int(f):
-        raise ValueError(f"offline model arg {name!r} must be an integer, got {value!r}")
-    return int(f)
+        number = math.nan
+    if not math.isfinite(number) or number != int(number):
+        raise invalid_argument(f"-M {name}", value, "an integer")
+    return int(number)
 
 
 class OfflineModel(ModelAPI):
-    """Deterministic offline provider; see the module docstring for policies and model args."""
+    """Deterministic offline provider; see the module docstring for policies and model args.
+
+    A bad policy or ``-M`` argument raises ``blame.arguments.ArgumentError``, which Inspect prints
+    as one line (no traceback)."""
 
     def __init__(
         self,
@@ -151,30 +154,24 @@ class OfflineModel(ModelAPI):
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         if model_name not in POLICIES:
-            raise ValueError(
-                f"unknown offline policy {model_name!r}: use offline/<policy> with one of "
-                + ", ".join(POLICIES)
+            raise ArgumentError(
+                f"Unknown offline policy {model_name!r}: use offline/<policy> with one of " + ", ".join(POLICIES) + "."
             )
         unknown = sorted(set(model_args) - set(MODEL_ARGS))
         if unknown:
-            raise ValueError(
-                f"unknown offline model arg(s) {unknown}: valid are " + ", ".join(MODEL_ARGS)
-            )
+            raise ArgumentError(f"Unknown offline model argument(s) {', '.join(unknown)}: valid are " + ", ".join(MODEL_ARGS) + ".")
         self.policy = model_name
         self.seed = _int_arg("seed", model_args.get("seed", 0)) or 0
+        latency = model_args.get("latency", 0) or 0
         try:
-            self.latency = float(model_args.get("latency", 0) or 0)
+            self.latency = float(latency)
         except (TypeError, ValueError):
-            raise ValueError(
-                f"offline model arg 'latency' must be a number, got {model_args.get('latency')!r}"
-            ) from None
-        if self.latency < 0:
-            raise ValueError("offline model arg 'latency' must be >= 0")
-        self.context_window = _int_arg(
-            "context_window", model_args.get("context_window"), allow_none=True
-        )
+            raise invalid_argument("-M latency", latency, "a number of seconds >= 0") from None
+        if not math.isfinite(self.latency) or self.latency < 0:
+            raise invalid_argument("-M latency", latency, "a number of seconds >= 0")
+        self.context_window = _int_arg("context_window", model_args.get("context_window"), allow_none=True)
         if self.context_window is not None and self.context_window <= 0:
-            raise ValueError("offline model arg 'context_window' must be a positive integer")
+            raise invalid_argument("-M context_window", model_args.get("context_window"), "a positive integer (tokens)")
 
     # -- Inspect hooks -----------------------------------------------------------------------
 

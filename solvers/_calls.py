@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -20,7 +21,26 @@ from solvers._output import answer_notes
 
 
 class ProviderError(RuntimeError):
-    """Every attempt at a model call failed; the message carries the provider's last error."""
+    """A model call failed for good: every attempt failed (the message carries the provider's last
+    error), or the provider answered with a body it could not read or with no choices (the message
+    names the provider, the HTTP status and the problem)."""
+
+
+def response_status(error: BaseException) -> int | None:
+    """The status of the HTTP response that was being read when ``error`` was raised: the first
+    integer ``status_code`` of a local in its traceback's frames, innermost first (duck-typed:
+    the OpenAI SDK may use ``httpx`` or its fork ``httpx2``), or None."""
+    frames = []
+    trace = error.__traceback__
+    while trace is not None:
+        frames.append(trace.tb_frame)
+        trace = trace.tb_next
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            status = getattr(value, "status_code", None)
+            if isinstance(status, int) and not isinstance(status, bool):
+                return status
+    return None
 
 
 def provider_error_message(model: str, error: RetryError) -> str:
@@ -77,14 +97,22 @@ async def generate_answer(
 
     ``schema`` is passed as the response format when given; solvers still parse the text
     robustly, because providers may ignore it. When Inspect gives up retrying, the
-    :class:`ProviderError` raised names the provider's last error. What parsing will change in the answer (a cut,
-    replaced characters) goes to ``attribution.answer_notes``.
+    :class:`ProviderError` raised names the provider's last error; a body that is not JSON or a
+    reply without choices is a :class:`ProviderError` naming the provider, the HTTP status and
+    the problem. What parsing will change in the answer (a cut, replaced characters) goes to
+    ``attribution.answer_notes``.
     """
     config = GenerateConfig(response_schema=schema) if schema is not None else GenerateConfig()
     try:
         output = await model.generate(messages, config=config)
     except RetryError as error:
         raise ProviderError(provider_error_message(str(model), error)) from error
+    except json.JSONDecodeError as error:  # the OpenAI SDK reads a success body as JSON, unguarded
+        status = response_status(error)
+        code = f"HTTP {status}" if status is not None else "HTTP status unknown"
+        raise ProviderError(f"{model}: {code}: the body is not valid JSON ({error})") from error
+    if not output.choices:  # the SDK parses a body only after a success status
+        raise ProviderError(f"{model}: HTTP 2xx (success): the reply has no choices")
     book_usage(attribution, phase, output)
     attribution.answer_notes += [f"{phase}: {note}" for note in answer_notes(output.completion)]
     return output

@@ -29,7 +29,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
-from blame.arguments import as_bool
+from blame.arguments import as_bool, refuse_unknown
 from blame.render import RenderBudget, inline_list, render_log, render_system, render_task
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
@@ -158,6 +158,7 @@ def all_at_once(
     max_step_chars: int = RenderBudget.max_step_chars,
     max_log_chars: int = RenderBudget.max_total_chars,
     max_prompt_chars: int = RenderBudget.max_prompt_chars,
+    **kwargs: Any,
 ) -> Solver:
     """The single external judge (one call per sample).
 
@@ -168,6 +169,7 @@ def all_at_once(
         max_log_chars: render budget for the whole log, in characters.
         max_prompt_chars: budget per agent system prompt shown to the judge.
     """
+    refuse_unknown(all_at_once, kwargs)
     structured_output = as_bool("structured_output", structured_output)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 

@@ -51,7 +51,7 @@ from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, ge
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
-from blame.arguments import as_bool
+from blame.arguments import as_bool, refuse_unknown
 from blame.render import RenderBudget
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
@@ -168,6 +168,7 @@ def binary_search(
     max_step_chars: int = RenderBudget.max_step_chars,
     max_log_chars: int = RenderBudget.max_total_chars,
     max_prompt_chars: int = RenderBudget.max_prompt_chars,
+    **kwargs: Any,
 ) -> Solver:
     """Halve the searchable steps until one is left (about log2 n calls per sample).
 
@@ -177,6 +178,7 @@ def binary_search(
         max_log_chars: render budget for each shown segment, in characters.
         max_prompt_chars: budget per agent system prompt shown to the judge.
     """
+    refuse_unknown(binary_search, kwargs)
     structured_output = as_bool("structured_output", structured_output)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 

@@ -34,10 +34,11 @@ accuracy (10/58) and 15.5% joint (9/58).
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from blame.arguments import as_int, as_optional_str
+from blame.arguments import as_int, as_optional_str, refuse_unknown
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers.step_by_step import attribute_step, searchable_steps
@@ -71,9 +72,10 @@ def _saved(state: TaskState, attribution: Attribution) -> TaskState:
 
 
 @solver
-def floor_most_frequent() -> Solver:
+def floor_most_frequent(**kwargs: Any) -> Solver:
     """The component that sent the most messages (tool results and framework messages not
     counted; ties: who spoke first), at its first step. No model call."""
+    refuse_unknown(floor_most_frequent, kwargs)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         trajectory = model_view_from_state(state)
@@ -89,13 +91,14 @@ def floor_most_frequent() -> Solver:
 
 
 @solver
-def floor_fixed_agent(agent: str | None = None) -> Solver:
+def floor_fixed_agent(agent: str | None = None, **kwargs: Any) -> Solver:
     """Always ``agent`` (a component id; default: the system's first agent), at its first step.
 
     Args:
         agent: the component id to predict, e.g. ``"WebSurfer"``. A sample whose system lacks it
             gets an invalid Attribution with the reason.
     """
+    refuse_unknown(floor_fixed_agent, kwargs)
     agent = as_optional_str("agent", agent)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -116,13 +119,14 @@ def floor_fixed_agent(agent: str | None = None) -> Solver:
 
 
 @solver
-def floor_fixed_step(step: int = 1) -> Solver:
+def floor_fixed_step(step: int = 1, **kwargs: Any) -> Solver:
     """Always step ``step`` (0-based; a framework message: the next component step), attributed
     to the component that produced it.
 
     Args:
         step: the step index to predict (Who&When's Algorithm-Generated mode is 1).
     """
+    refuse_unknown(floor_fixed_step, kwargs)
     step = as_int("step", step, minimum=0)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

@@ -36,11 +36,13 @@ nothing still leaves the judge's complete answer rather than none.
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
-from blame.arguments import as_bool
+from blame.arguments import as_bool, refuse_unknown
 from blame.render import RenderBudget
 from blame.schema import Attribution
 from blame.state import model_view_from_state, save_attribution
@@ -72,6 +74,7 @@ def hybrid(
     max_step_chars: int = RenderBudget.max_step_chars,
     max_log_chars: int = RenderBudget.max_total_chars,
     max_prompt_chars: int = RenderBudget.max_prompt_chars,
+    **kwargs: Any,
 ) -> Solver:
     """All-at-once names the agent; step-by-step over that agent's steps names the step.
 
@@ -83,6 +86,7 @@ def hybrid(
         max_log_chars: render budget for the whole log (and each prefix), in characters.
         max_prompt_chars: budget per agent system prompt shown to the judge.
     """
+    refuse_unknown(hybrid, kwargs)
     fallback = as_bool("fallback", fallback)
     structured_output = as_bool("structured_output", structured_output)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)

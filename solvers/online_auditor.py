@@ -113,7 +113,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
-from blame.arguments import as_bool, as_choice, as_int
+from blame.arguments import as_bool, as_choice, as_int, refuse_unknown
 from blame.render import (
     RenderBudget,
     inline_list,
@@ -290,6 +290,7 @@ def online_auditor(
     max_step_chars: int = RenderBudget.max_step_chars,
     max_log_chars: int = RenderBudget.max_total_chars,
     max_prompt_chars: int = RenderBudget.max_prompt_chars,
+    **kwargs: Any,
 ) -> Solver:
     """Per-prefix auditor: Continue or Alarm at each scheduled prefix; the earliest alarm wins.
 
@@ -306,6 +307,7 @@ def online_auditor(
         max_log_chars: render budget for the whole log, in characters.
         max_prompt_chars: budget per agent system prompt shown to the auditor.
     """
+    refuse_unknown(online_auditor, kwargs)
     structured_output = as_bool("structured_output", structured_output)
     strategy = as_choice("strategy", strategy, STRATEGIES)  # type: ignore[assignment]
     stride = as_int("stride", stride, minimum=1)

@@ -87,6 +87,8 @@ own dimension, lowest hazard index wins a tie, one dimension per agent with tool
 
 from __future__ import annotations
 
+import inspect
+import logging
 from typing import Any, Literal, get_args
 
 from inspect_ai.log import transcript
@@ -100,7 +102,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
-from blame.arguments import as_bool, as_choice, as_float, as_int
+from blame.arguments import as_bool, as_choice, as_float, as_int, refuse_unknown
 from blame.render import (
     RenderBudget,
     component_label,
@@ -135,6 +137,8 @@ from solvers._persona_answers import (
     report_schema,
     vote_schema,
 )
+
+logger = logging.getLogger(__name__)
 
 Mode = Literal["C0", "C1", "C2", "C3"]
 PersonaView = Literal["own", "full", "reference"]
@@ -446,6 +450,19 @@ def _aggregate(session: _Session, state: TaskState, rules: dict[str, Any]) -> No
     transcript().info({"scores": attribution.scores, "top": top, "faulty": attribution.faulty}, source="poirot")
 
 
+def preset_override_note(preset: str, given: dict[str, Any]) -> str | None:
+    """What ``preset`` replaces: one line naming each option given a value other than its default
+    that the preset sets to another value (an option left at its default is not reported: the
+    factory cannot tell it from one given explicitly), or None when nothing is replaced."""
+    defaults = {name: parameter.default for name, parameter in inspect.signature(poirot).parameters.items()}
+    fixed = PRESETS[preset]
+    changed = [f"{name}={value} -> {fixed[name]}" for name, value in given.items()
+               if value != defaults[name] and value != fixed[name]]  # fmt: skip
+    if not changed:
+        return None
+    return f"POIROT preset={preset} overrides {', '.join(changed)} (the preset fixes {', '.join(fixed)})."
+
+
 @solver
 def poirot(
     mode: Mode = "C3",
@@ -465,6 +482,7 @@ def poirot(
     max_log_chars: int = RenderBudget.max_total_chars,
     max_prompt_chars: int = RenderBudget.max_prompt_chars,
     max_report_chars: int = DEFAULT_MAX_REPORT_CHARS,
+    **kwargs: Any,
 ) -> Solver:
     """POIROT (see the module docstring for the protocol and every formula).
 
@@ -485,14 +503,22 @@ def poirot(
             break ties only on exact equality, as the reference does with 4 (default None: exact).
         preset: ``"paper"``, the POIROT paper's Table 1 setting (``PRESETS``; BENCHMARK.md): it
             overrides mode, persona_view, weighting, beta, weight_decimals, top_k_from_label
-            and max_faulty, and is LABEL-INFORMED.
+            and max_faulty (a console warning and an info event in each sample name every option
+            given another value that it replaced), and is LABEL-INFORMED.
         structured_output: send JSON schemas as the response format.
         max_step_chars, max_log_chars, max_prompt_chars: render budgets (``blame.render``).
         max_report_chars: cut for each report, question and answer quoted into a prompt.
     """
+    refuse_unknown(poirot, kwargs)
+    override_note = None
     if preset is not None:
         preset = as_choice("preset", preset, sorted(PRESETS))
         fixed = PRESETS[preset]
+        given = {"mode": mode, "persona_view": persona_view, "weighting": weighting, "beta": beta,
+                 "weight_decimals": weight_decimals, "top_k_from_label": top_k_from_label, "max_faulty": max_faulty}  # fmt: skip
+        override_note = preset_override_note(preset, given)
+        if override_note:
+            logger.warning(override_note)
         mode, persona_view, weighting, beta = fixed["mode"], fixed["persona_view"], fixed["weighting"], fixed["beta"]
         weight_decimals, top_k_from_label, max_faulty = fixed["weight_decimals"], fixed["top_k_from_label"], fixed["max_faulty"]
     top_k_from_label = as_bool("top_k_from_label", top_k_from_label)
@@ -517,6 +543,8 @@ def poirot(
     }  # fmt: skip
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if override_note:
+            transcript().info(override_note, source="poirot")
         trajectory = model_view_from_state(state)
         attribution = Attribution(method="poirot", settings=dict(settings))
         personas = [c.id for c in trajectory.system.agents]

@@ -77,7 +77,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
-from blame.arguments import as_bool, as_int
+from blame.arguments import as_bool, as_int, refuse_unknown
 from blame.render import (
     RenderBudget,
     cut_middle,
@@ -428,6 +428,7 @@ def raffles(
     max_step_chars: int = RenderBudget.max_step_chars,
     max_log_chars: int = RenderBudget.max_total_chars,
     max_prompt_chars: int = RenderBudget.max_prompt_chars,
+    **kwargs: Any,
 ) -> Solver:
     """RAFFLES: Judge + three LLM evaluators + a rule check, iterated with memory.
 
@@ -439,6 +440,7 @@ def raffles(
         max_log_chars: render budget for the whole log, in characters.
         max_prompt_chars: budget per agent system prompt shown to the models.
     """
+    refuse_unknown(raffles, kwargs)
     structured_output = as_bool("structured_output", structured_output)
     max_iterations = as_int("max_iterations", max_iterations, minimum=1)
     threshold = as_int("threshold", threshold, minimum=0, maximum=MAX_TOTAL)

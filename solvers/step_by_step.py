@@ -69,7 +69,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
-from blame.arguments import as_bool
+from blame.arguments import as_bool, refuse_unknown
 from blame.render import (
     RenderBudget,
     inline,
@@ -294,6 +294,7 @@ def step_by_step(
     max_step_chars: int = RenderBudget.max_step_chars,
     max_log_chars: int = RenderBudget.max_total_chars,
     max_prompt_chars: int = RenderBudget.max_prompt_chars,
+    **kwargs: Any,
 ) -> Solver:
     """Walk the log and stop at the first step the judge calls decisive (at most one call per step).
 
@@ -303,6 +304,7 @@ def step_by_step(
         max_log_chars: render budget for each shown prefix of the log, in characters.
         max_prompt_chars: budget per agent system prompt shown to the judge.
     """
+    refuse_unknown(step_by_step, kwargs)
     structured_output = as_bool("structured_output", structured_output)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 

@@ -68,7 +68,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolError, tool
 from inspect_ai.util import span
 
-from blame.arguments import as_bool, as_int
+from blame.arguments import as_bool, as_int, refuse_unknown
 from blame.render import RenderBudget, fence, inline, inline_list, render_log
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
@@ -209,6 +209,7 @@ def tool_caller(
     max_step_chars: int = RenderBudget.max_step_chars,
     max_log_chars: int = RenderBudget.max_total_chars,
     max_prompt_chars: int = RenderBudget.max_prompt_chars,
+    **kwargs: Any,
 ) -> Solver:
     """RAFFLES' Tool-Caller baseline: a Planner with a ``judge_step`` tool (see the module docstring).
 
@@ -219,6 +220,7 @@ def tool_caller(
         max_log_chars: render budget for the whole log, in characters.
         max_prompt_chars: budget per agent system prompt shown to the models.
     """
+    refuse_unknown(tool_caller, kwargs)
     max_tool_calls = as_int("max_tool_calls", max_tool_calls, minimum=0)
     structured_output = as_bool("structured_output", structured_output)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)

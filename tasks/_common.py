@@ -2,22 +2,55 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import importlib
+import inspect
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
 
 from inspect_ai import Task
 from inspect_ai._util.error import PrerequisiteError
+from inspect_ai._util.registry import is_registry_object
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
+from blame.arguments import refuse_unknown
 from blame.errors import DataFormatError, DatasetNotFoundError
 from blame.paths import provenance
 from blame.render import render_log
 from blame.schema import Scalar, Trajectory
-from blame.state import FRAMING_KEY, SHOW_REFERENCE_KEY, TRAJECTORY_KEY, task_framing
+from blame.state import FRAMING_KEY, SHOW_REFERENCE_KEY, TRAJECTORY_KEY, task_framing, trajectory_metadata
 from scorers.vector import FAULT_GROUP_KEY, fault_group
 from solvers import solver_by_name
+
+logger = logging.getLogger(__name__)
+
+
+def refuse_unknown_task_args(factory: Callable[..., Task], extra: Mapping[str, Any]) -> None:
+    """``blame.arguments.refuse_unknown`` for a task factory, except that a key another task of
+    this suite takes is ignored with a warning, as Inspect does with keys a task does not take:
+    ``inspect eval`` hands every ``-T`` key to every task it runs, so ``-T subset=hand_crafted``
+    over ``tasks/`` must not stop ``blame_cortex``. A key no task takes stops the run."""
+    shared = set(extra) & _suite_task_parameters()
+    for key in sorted(shared):
+        logger.warning(f"param '{key}' not used by task '{factory.__name__}'")
+    refuse_unknown(factory, {key: value for key, value in extra.items() if key not in shared})
+
+
+@cache
+def _suite_task_parameters() -> frozenset[str]:
+    """The named parameters of every task factory in ``tasks/``."""
+    names: set[str] = set()
+    for path in Path(__file__).parent.glob("[!_]*.py"):
+        for value in vars(importlib.import_module(f"tasks.{path.stem}")).values():
+            if is_registry_object(value, "task"):
+                parameters = inspect.signature(value).parameters.values()
+                names |= {p.name for p in parameters if p.kind is not p.VAR_KEYWORD}
+    return frozenset(names)
 
 
 def load_data(loader: Callable[..., list[Trajectory]], *args: object) -> list[Trajectory]:
@@ -46,8 +79,9 @@ def trajectory_to_sample(
     + the framing (``blame.state.task_framing`` of the whole task; of this trajectory alone when
     ``framing`` is None).
 
-    The full trajectory (label included) travels in metadata for the scorers; solvers read it
-    only through ``blame.state.model_view_from_state``.
+    The full trajectory (label included) travels in metadata, as JSON text
+    (``blame.state.trajectory_metadata``), for the scorers; solvers read it only through
+    ``blame.state.model_view_from_state``.
     """
     covariates: dict[str, Scalar] = {
         "source": trajectory.source,
@@ -67,7 +101,7 @@ def trajectory_to_sample(
             **covariates,
             SHOW_REFERENCE_KEY: with_reference_answer,
             FRAMING_KEY: framing or task_framing([trajectory]),
-            TRAJECTORY_KEY: trajectory.model_dump(mode="json"),
+            TRAJECTORY_KEY: trajectory_metadata(trajectory),
         },
     )
 

@@ -22,13 +22,15 @@ registered solver name, default ``online_auditor``; ``--solver`` also works). Sc
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 from inspect_ai.log import HeadlineMetric
 
 from blame.aftraj import SUBSETS, load_aftraj
 from blame.arguments import as_bool, as_choice, as_optional_str
 from scorers.auditing import auditing
-from tasks._common import build_task, load_data
+from tasks._common import build_task, load_data, refuse_unknown_task_args
 
 
 def _domains(domains: str | list[str] | None) -> list[str] | None:
@@ -47,8 +49,10 @@ def aftraj(
     paper_test_split: bool = False,
     with_reference_answer: bool = False,
     solver: str = "online_auditor",
+    **kwargs: Any,
 ) -> Task:
     """AFTraj online auditing (decisive step and agent, or safe), scored by Exact-F1 and FAR."""
+    refuse_unknown_task_args(aftraj, kwargs)
     subset = as_choice("subset", subset, ["all", *SUBSETS])
     paper_test_split = as_bool("paper_test_split", paper_test_split)
     with_reference_answer = as_bool("with_reference_answer", with_reference_answer)

@@ -17,17 +17,22 @@ sample scores).
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 
 from blame.arguments import as_bool, as_optional_str
 from blame.blame_cases import load_blame
 from scorers.vector import vector, vector_metrics
-from tasks._common import build_task, load_data
+from tasks._common import build_task, load_data, refuse_unknown_task_args
 
 
 @task
-def blame_trading(solver: str = "poirot", data_dir: str | None = None, per_dimension_metrics: bool = False) -> Task:
+def blame_trading(
+    solver: str = "poirot", data_dir: str | None = None, per_dimension_metrics: bool = False, **kwargs: Any
+) -> Task:
     """TradingAgents fault attribution over 15 hazard dimensions, scored by exact vector match."""
+    refuse_unknown_task_args(blame_trading, kwargs)
     data_dir = as_optional_str("data_dir", data_dir)
     per_dimension_metrics = as_bool("per_dimension_metrics", per_dimension_metrics)
     trajectories = load_data(load_blame, data_dir, "trading")

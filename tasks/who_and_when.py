@@ -31,6 +31,8 @@ online auditor:
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 from inspect_ai.log import HeadlineMetric
 
@@ -39,7 +41,7 @@ from blame.safe_controls import with_safe_controls
 from blame.who_and_when import SUBSETS, load_who_and_when
 from scorers.attribution import attribution, attribution_metrics
 from scorers.auditing import auditing
-from tasks._common import build_task, load_data
+from tasks._common import build_task, load_data, refuse_unknown_task_args
 
 WHO_AND_WHEN_REVISION = "f4d2b6da464a826580e59b3a0eae15ea2d642d7c"
 
@@ -53,8 +55,10 @@ def who_and_when(
     data_dir: str | None = None,
     safe_controls: bool = False,
     per_dimension_metrics: bool = False,
+    **kwargs: Any,
 ) -> Task:
     """Who&When failure attribution (agent + decisive step), scored by exact agent and step."""
+    refuse_unknown_task_args(who_and_when, kwargs)
     subset = as_choice("subset", subset, [*SUBSETS, "all"])
     with_reference_answer = as_bool("with_reference_answer", with_reference_answer)
     only_consistent_labels = as_bool("only_consistent_labels", only_consistent_labels)

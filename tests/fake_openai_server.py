@@ -12,6 +12,8 @@ HTTP (``VLLM_BASE_URL=<base_url>``) without a GPU or a model:
 - A request for the model ``overflow`` gets the HTTP 400 vLLM sends when a prompt does not fit
   ("This model's maximum context length is ..."), which the provider turns into an output with
   ``stop_reason="model_length"``.
+- A request for the model ``malformed`` gets HTTP 200 with a JSON content type and a body cut
+  mid-object; one for ``no-choices`` gets a well-formed ``chat.completion`` with ``"choices": []``.
 
 Every request (method, path, headers, parsed JSON body) is appended to ``.requests``::
 
@@ -39,6 +41,8 @@ from providers.schema_sampler import sample_from_schema
 MODEL_ID = "test-model"
 MAX_MODEL_LEN = 32768
 OVERFLOW_MODEL = "overflow"
+MALFORMED_MODEL = "malformed"
+NO_CHOICES_MODEL = "no-choices"
 TEXT_REPLY = "The planner misread the task constraints."
 
 
@@ -121,8 +125,8 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
 
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
+        def _send(self, status: int, payload: dict[str, Any], cut: int | None = None) -> None:
+            data = json.dumps(payload).encode()[:cut]
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -150,6 +154,10 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "NotFoundError", "code": 404}})
             elif body.get("model") == OVERFLOW_MODEL:
                 self._send(400, _overflow_error(body))
+            elif body.get("model") == MALFORMED_MODEL:
+                self._send(200, _completion(body), cut=40)
+            elif body.get("model") == NO_CHOICES_MODEL:
+                self._send(200, {**_completion(body), "choices": []})
             else:
                 try:
                     self._send(200, _completion(body))

@@ -120,7 +120,9 @@ def shown_default(value: Any) -> str:
 
 
 def signature_defaults(factory: Any) -> dict[str, str]:
-    return {p.name: shown_default(p.default) for p in inspect.signature(factory).parameters.values()}
+    """A factory's named arguments and their defaults (not the ``**kwargs`` that catch unknown keys)."""
+    parameters = inspect.signature(factory).parameters.values()
+    return {p.name: shown_default(p.default) for p in parameters if p.kind is not p.VAR_KEYWORD}
 
 
 def test_solver_options_table_matches_signatures():

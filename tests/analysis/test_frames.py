@@ -55,6 +55,7 @@ def test_attribution_is_read_from_store_then_completion() -> None:
     stored = {"method": "poirot", "faulty": ["a"]}
     assert attribution_dict({"attribution": stored}, "garbage") == stored
     assert attribution_dict({}, json.dumps({"method": "all_at_once"})) == {"method": "all_at_once"}
+    assert attribution_dict({"attribution": json.dumps(stored)}, "garbage") == stored  # as solvers store it
     assert attribution_dict(None, "not json") is None
     assert attribution_dict(None, json.dumps({"no": "method"})) is None
 
@@ -68,6 +69,10 @@ def test_label_fields_order_sets_by_component_order_and_blank_invalid_prediction
     assert fields["n_votes"] == 2
     invalid = label_fields(metadata, {"method": "m", "faulty": ["y"], "valid": False})
     assert invalid["pred_faulty"] == "[]"
+    as_text = {"trajectory": json.dumps(metadata["trajectory"])}  # how tasks store it (blame.state)
+    assert label_fields(as_text, {"method": "m", "faulty": ["y", "x"], "valid": True}) == {**fields, "n_votes": 0}
+    cut = {"trajectory": json.dumps(metadata["trajectory"])[:30] + "..."}  # a summary-only read
+    assert label_fields(cut, None)["components"] is None
 
 
 def test_score_fields_skip_per_dimension_counts() -> None:

@@ -39,13 +39,15 @@ def _raw(logs: Path) -> list[dict]:
     """One record per sample-epoch straight from the logs: method, labels and the prediction."""
     from inspect_ai.log import read_eval_log
 
+    from blame.state import stored_attribution, trajectory_from_metadata
+
     records = []
     for path in sorted(logs.glob("*.eval")):
         log = read_eval_log(str(path))
         safe_task = bool(log.eval.task_args.get("safe_controls"))
         for sample in log.samples:
-            attribution = sample.store.get("attribution") or json.loads(sample.output.completion)
-            trajectory = sample.metadata["trajectory"]
+            attribution = stored_attribution(sample.store).model_dump(mode="json")
+            trajectory = trajectory_from_metadata(sample.metadata).model_dump(mode="json")
             ids = {c["id"] for c in trajectory["system"]["components"]}
             step, agent = attribution.get("step"), attribution.get("agent")
             usable = (bool(attribution.get("valid", True)) and (agent is None or agent in ids)

@@ -89,10 +89,9 @@ def test_walk_reuse_stops_where_the_label_says_on_the_real_data() -> None:
     and the full walk, a superset of the same prompts, reuses at least as large a share."""
     from bench.configs import TASKS
     from bench.reuse import walk_reuse
-    from blame.schema import Trajectory
-    from blame.state import TRAJECTORY_KEY
+    from blame.state import trajectory_from_metadata
 
-    trajectories = [Trajectory.model_validate(s.metadata[TRAJECTORY_KEY]) for s in TASKS["ww_ag"]().dataset]
+    trajectories = [trajectory_from_metadata(s.metadata) for s in TASKS["ww_ag"]().dataset]
     result = walk_reuse("ww_ag")
     labelled_share, labelled_calls = result["labelled step"]
     full_share, full_calls = result["full walk"]

@@ -164,6 +164,12 @@ def test_missing_data_is_a_clear_error(tmp_path: Path):
         ([], [row("u", "math", CODE_TURNS, step=None, agent="CodeWriter")], "row 0.mistake_step", "needs a decisive step"),
         ([], [row("u", "math", CODE_TURNS, step=-1, agent="CodeWriter")], "row 0.mistake_step", "needs a decisive step"),
         ([], [row("u", "math", CODE_TURNS, step=3, agent="CodeWriter")], "row 0.mistake_step", "outside the turns (0..2)"),
+        ([], [row("u", "math", CODE_TURNS, step="0_1", agent="CodeWriter")], "row 0.mistake_step", "expected an integer"),
+        ([], [row("u", "math", CODE_TURNS, step="1e0", agent="CodeWriter")], "row 0.mistake_step", "expected an integer"),
+        ([], [row("u", "math", CODE_TURNS, step=" 1", agent="CodeWriter")], "row 0.mistake_step", "expected an integer"),
+        ([], [row("u", "math", CODE_TURNS, step="+1", agent="CodeWriter")], "row 0.mistake_step", "expected an integer"),
+        ([row("s", "math", CODE_TURNS, step="-1_0")], [], "row 0.mistake_step", "expected an integer"),
+        ([], [row("u", "math", CODE_TURNS, step=1, agent="CodeWriter", num_turns="3_0")], "row 0.num_turns", "expected an integer"),
         ([], [row("u", "math", CODE_TURNS, step=1, agent="")], "row 0.mistake_agent", "missing or empty"),
         ([], [row("u", "math", CODE_TURNS, step=1, agent="CodeWriter", num_turns=7)], "row 0.num_turns", "is 7 but the row has 3"),
         ([], [row("u", "math", [turn(""), *CODE_TURNS], step=1, agent="CodeWriter")], "row 0.turns[0].role", "missing or empty"),
@@ -177,6 +183,14 @@ def test_malformed_rows_name_file_row_and_field(tmp_path: Path, safe, unsafe, fi
         load_aftraj(folder)
     assert error.value.field == field and problem in error.value.problem
     assert error.value.path.endswith(".parquet")
+
+
+def test_steps_as_digit_strings_are_read(tmp_path: Path):
+    """A plain digit string is an integer (and "-1" the safe marker): only other spellings fail."""
+    folder = write(tmp_path / "digits", [row("s", "math", CODE_TURNS, step="-1")],
+                   [row("u", "math", CODE_TURNS, step="1", agent="CodeWriter", num_turns="3")])  # fmt: skip
+    safe, unsafe = load_aftraj(folder)
+    assert safe.label is None and unsafe.label is not None and unsafe.label.step == 1
 
 
 def test_missing_column_is_named(tmp_path: Path):

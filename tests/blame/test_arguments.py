@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import os
 import subprocess
@@ -12,6 +14,7 @@ from typing import Any
 
 import pytest
 from inspect_ai._util.error import PrerequisiteError
+from inspect_ai._util.registry import is_registry_object
 
 from blame.arguments import as_bool, as_choice, as_float, as_int
 from blame.state import SHOW_REFERENCE_KEY
@@ -122,3 +125,93 @@ def test_cli_misspelt_boolean_stops_before_any_sample(tmp_path: Path) -> None:
         "Invalid argument with_reference_answer='flase': expected true or false (also yes/no, on/off, 1/0)."
     ]
     assert not list(tmp_path.glob("*.eval"))
+
+
+# --- unknown keys ---------------------------------------------------------------------------------
+
+TASK_FACTORIES = [
+    factory
+    for path in sorted((REPO / "tasks").glob("[!_]*.py"))
+    for factory in vars(importlib.import_module(f"tasks.{path.stem}")).values()
+    if is_registry_object(factory, "task")
+]
+
+
+def _named(factory: Any) -> list[str]:
+    """A factory's named parameters (what ``-T``/``-S`` may set)."""
+    parameters = inspect.signature(factory).parameters.values()
+    return [p.name for p in parameters if p.kind is not inspect.Parameter.VAR_KEYWORD]
+
+
+def _assert_lists_valid_keys(message: str, factory: Any, key: str) -> None:
+    assert "\n" not in message and key in message
+    assert all(name in message for name in _named(factory)), message
+
+
+@pytest.mark.parametrize("factory", TASK_FACTORIES, ids=lambda f: f.__name__)
+def test_unknown_task_argument_lists_the_valid_ones(factory: Any, tmp_path: Path) -> None:
+    """An unknown task key (Inspect only warns and drops it) stops with one line listing the
+    valid keys, before any data is read; ``model``, which Inspect may pass to every task, is
+    accepted (the task then fails only on its missing data)."""
+    assert len(TASK_FACTORIES) >= 4
+    with pytest.raises(PrerequisiteError) as caught:
+        factory(subsett="hand_crafted", data_dir=str(tmp_path / "nowhere"))
+    _assert_lists_valid_keys(str(caught.value), factory, "subsett")
+    with pytest.raises(PrerequisiteError) as caught:
+        factory(model="offline/first", data_dir=str(tmp_path / "nowhere"))
+    assert "DatasetNotFoundError" in str(caught.value)
+
+
+def test_a_key_another_task_takes_is_ignored(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """``inspect eval tasks/ -T subset=hand_crafted`` hands ``subset`` to every task: a task that
+    does not take it ignores it with Inspect's warning (it then fails only on its missing data)."""
+    with pytest.raises(PrerequisiteError, match="DatasetNotFoundError"):
+        blame_cortex(subset="hand_crafted", data_dir=str(tmp_path / "nowhere"))
+    assert "param 'subset' not used by task 'blame_cortex'" in caplog.text
+
+
+@pytest.mark.parametrize("name", sorted(SOLVERS))
+def test_unknown_solver_argument_lists_the_valid_ones(name: str) -> None:
+    """An unknown solver key (a TypeError traceback from Inspect before) stops with one line
+    listing the valid keys; ``model`` is accepted; the signature stays typed (Inspect records it)."""
+    factory = SOLVERS[name]
+    with pytest.raises(PrerequisiteError) as caught:
+        factory(max_lgo_chars=100)
+    _assert_lists_valid_keys(str(caught.value), factory, "max_lgo_chars")
+    assert callable(factory(model="offline/first"))
+    assert all(p.annotation is not inspect.Parameter.empty for p in inspect.signature(factory).parameters.values())
+
+
+def _inspect_lines(tmp_path: Path, *arguments: str) -> list[str]:
+    """The non-empty output lines of a failing ``inspect eval`` that wrote no log, less Inspect's
+    own start-up notice ("Monitor from another shell: ...")."""
+    result = subprocess.run(
+        [INSPECT, "eval", *arguments, "--model", "offline/first", "--limit", "1", "--log-dir", str(tmp_path),
+         "--display", "plain"],
+        cwd=REPO, capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "500"},
+    )  # fmt: skip
+    assert result.returncode != 0 and not list(tmp_path.glob("*.eval"))
+    lines = (result.stdout + result.stderr).splitlines()
+    return [line for line in lines if line.strip() and not line.startswith("Monitor from another shell")]
+
+
+@pytest.mark.e2e
+def test_cli_unknown_task_key_is_one_line(tmp_path: Path) -> None:
+    """``-T subsett=hand_crafted`` used to run every subset after a warning: now it stops."""
+    [line] = _inspect_lines(tmp_path, "tasks/who_and_when.py", "-T", "subsett=hand_crafted")
+    _assert_lists_valid_keys(line, TASK_FACTORIES[[f.__name__ for f in TASK_FACTORIES].index("who_and_when")], "subsett")
+
+
+@pytest.mark.e2e
+def test_cli_unknown_solver_key_is_one_line(tmp_path: Path) -> None:
+    """``-S max_lgo_chars=100`` used to end in a TypeError traceback."""
+    [line] = _inspect_lines(tmp_path, "tasks/blame_cortex.py", "--solver", "solvers/all_at_once.py@all_at_once",
+                            "-S", "max_lgo_chars=100")  # fmt: skip
+    _assert_lists_valid_keys(line, SOLVERS["all_at_once"], "max_lgo_chars")
+
+
+@pytest.mark.e2e
+def test_cli_bad_offline_model_value_is_one_line(tmp_path: Path) -> None:
+    """``-M context_window=-5`` on the offline model used to end in a ValueError traceback."""
+    [line] = _inspect_lines(tmp_path, "tasks/blame_cortex.py", "-M", "context_window=-5")
+    assert "context_window=-5" in line and "positive integer" in line

@@ -501,6 +501,33 @@ def test_malformed_case_names_file_and_field(
     assert err.value.field == field
 
 
+def _append_late_message(data: dict[str, Any]) -> None:
+    """A message with a small ``index`` placed after the analysis (the end of the list)."""
+    late = {"index": 5, "type": "AIMessage", "from": "chief", "to": "broadcast", "content": "LATE: the answer is doctor",
+            "tool_calls": [], "phase": "cortex_session"}  # fmt: skip
+    data["session"]["messages"].append(late)
+
+
+def test_cortex_cut_is_by_position(data_dir: Path, tmp_path: Path, cortex: list[Trajectory]) -> None:
+    """Everything after the curated first-analysis message in the list is dropped, whatever its
+    own ``index`` says: a message with index 5 appended after the analysis never reaches a step."""
+    path = _edit_case(_copy_case(data_dir, tmp_path, "cortex", "cortex_session_10"), _append_late_message)
+    trajectory = load_blame_case(path, _system_dir(data_dir, "cortex") / "agents", "cortex")
+    assert not any("LATE" in s.content for s in trajectory.steps)
+    assert trajectory == cortex[0]
+
+
+def test_cortex_without_its_cut_message_is_an_error(data_dir: Path, tmp_path: Path) -> None:
+    """A case whose list holds no message with the curated start index cannot be cut: the error
+    names the file and ``session.messages``."""
+    cut = CORTEX_ANALYSIS_START[10]
+    drop = lambda d: d["session"].update(messages=[m for m in d["session"]["messages"] if m["index"] != cut])  # noqa: E731
+    path = _edit_case(_copy_case(data_dir, tmp_path, "cortex", "cortex_session_10"), drop)
+    with pytest.raises(DataFormatError) as err:
+        load_blame_case(path, _system_dir(data_dir, "cortex") / "agents", "cortex")
+    assert (err.value.path, err.value.field) == (str(path), "session.messages") and str(cut) in err.value.problem
+
+
 def test_original_copy_loads_like_the_real_case(data_dir: Path, tmp_path: Path, cortex: list[Trajectory]) -> None:
     """The tmp_path fixtures start from a valid file: an unedited copy loads to the same trajectory."""
     path = _copy_case(data_dir, tmp_path, "cortex", "cortex_session_10")

@@ -398,6 +398,16 @@ def test_bad_mistake_step_is_named(tmp_path: Path, step: object) -> None:
     _assert_format_error(_write(tmp_path, _hc_record(mistake_step=step)), "hand_crafted", "mistake_step")
 
 
+@pytest.mark.parametrize("step", ["1_0", "0_1", "+1", " 1", "1 ", "\u0661", "\uff11", "1e0"])
+def test_mistake_step_is_plain_digits(tmp_path: Path, step: object) -> None:
+    """Python's int() reads "1_0" as 10, "+1", " 1", Arabic-Indic and full-width digits as 1: a
+    label step is an int or a string of ASCII digits, nothing else ("expected an integer", never a
+    silently different step)."""
+    with pytest.raises(DataFormatError) as caught:
+        load_who_and_when_file(_write(tmp_path, _hc_record(mistake_step=step)), "hand_crafted")
+    assert caught.value.field == "mistake_step" and "expected an integer" in caught.value.problem
+
+
 @pytest.mark.parametrize(
     ("subset", "entry", "field"),
     [

@@ -35,8 +35,8 @@ from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log, resolve_sample_attachments
 from inspect_ai.model import ChatMessageTool
 
-from blame.schema import Attribution, Trajectory
-from blame.state import ATTRIBUTION_KEY, TRAJECTORY_KEY
+from blame.schema import Attribution
+from blame.state import stored_attribution, trajectory_from_metadata
 from providers.local_model import SERVED_MODEL_NAME, LocalModelServer
 from solvers import SOLVERS
 from tasks.blame_cortex import blame_cortex
@@ -134,8 +134,8 @@ def test_solver_on_local_model(solver_name: str, cover_logs: dict[str, EvalLog])
     assert log.samples is not None and [s.id for s in log.samples] == [sample_id]
     [sample] = log.samples
     assert sample.error is None
-    attribution = Attribution.model_validate(sample.store[ATTRIBUTION_KEY])
-    trajectory = Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY])
+    attribution = stored_attribution(sample.store)
+    trajectory = trajectory_from_metadata(sample.metadata)
     assert attribution.valid or attribution.errors, "an invalid attribution must say why"
     assert set(attribution.faulty) <= set(trajectory.system.ids)
     if solver_name not in NO_MODEL:
@@ -165,7 +165,7 @@ def test_tool_caller_makes_real_tool_calls_on_local_model(server: LocalModelServ
     log = read_eval_log(info)
     assert log.status == "success" and log.samples is not None
     sample = resolve_sample_attachments(log.samples[0], "full")
-    attribution = Attribution.model_validate(sample.store[ATTRIBUTION_KEY])
+    attribution = stored_attribution(sample.store)
     assert attribution.valid or attribution.errors
     planner = [e for e in sample.events if isinstance(e, ModelEvent) and "You are the Planner." in e.input[1].text]
     assert planner and [t.name for t in planner[0].tools] == ["judge_step"]

@@ -12,6 +12,7 @@ from typing import Any, Literal
 import anyio
 import jsonschema
 import pytest
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import (
     ChatMessageSystem,
     ChatMessageUser,
@@ -238,6 +239,20 @@ def test_model_args_accept_cli_strings() -> None:
         OfflineModel("random", latency=-1)
     with pytest.raises(ValueError):
         OfflineModel("random", seed="abc")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{"context_window": -5}, {"context_window": "many"}, {"latency": -1}, {"latency": "slow"}, {"seed": 1.5},
+     {"sed": 3}],
+)  # fmt: skip
+def test_bad_model_args_are_one_line(args: dict) -> None:
+    """A bad ``-M`` value is a one-line PrerequisiteError naming the argument (no traceback)."""
+    with pytest.raises(PrerequisiteError) as caught:
+        get_model("offline/random", **args)
+    assert "\n" not in str(caught.value) and next(iter(args)) in str(caught.value)
+    with pytest.raises(PrerequisiteError, match="first, random, invalid, mixed"):
+        get_model("offline/bogus")
 
 
 def test_connections() -> None:

@@ -24,7 +24,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
-from blame.state import ATTRIBUTION_KEY
+from blame.state import stored_attribution
 from tasks._common import trajectory_to_sample
 from tasks.blame_cortex import blame_cortex
 from tasks.blame_trading import blame_trading
@@ -131,7 +131,7 @@ def run_one(trajectory: Trajectory, solver: Solver, model: Model | str, tmp_path
 
 
 def saved(sample: EvalSample) -> Attribution:
-    attribution = Attribution.model_validate(sample.store[ATTRIBUTION_KEY])
+    attribution = stored_attribution(sample.store)
     assert Attribution.model_validate_json(sample.output.completion) == attribution
     assert sum(u.calls for u in attribution.usage.values()) == attribution.calls
     return attribution

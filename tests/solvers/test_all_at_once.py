@@ -33,7 +33,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
-from blame.state import ATTRIBUTION_KEY
+from blame.state import stored_attribution, trajectory_from_metadata
 from scorers.attribution import attribution as attribution_scorer
 from scorers.vector import vector as vector_scorer
 from solvers.all_at_once import SYSTEM_PROMPT, all_at_once, read_answer
@@ -151,7 +151,7 @@ def _only_sample(log: EvalLog) -> EvalSample:
 
 
 def _saved(sample: EvalSample) -> Attribution:
-    attribution = Attribution.model_validate(sample.store[ATTRIBUTION_KEY])
+    attribution = stored_attribution(sample.store)
     assert Attribution.model_validate_json(sample.output.completion) == attribution
     return attribution
 
@@ -297,7 +297,7 @@ def test_every_sample_gets_its_own_schema_and_attribution(tmp_path: Any) -> None
         gold_step=1,
     )
     for sample in _samples(_eval([_step_trajectory(), short], tmp_path)):
-        n = len(Trajectory.model_validate(sample.metadata["trajectory"]).steps)
+        n = len(trajectory_from_metadata(sample.metadata).steps)
         properties = _model_event(sample).config.response_schema.json_schema.properties  # type: ignore[union-attr]
         assert properties["step"].enum == list(range(n))  # type: ignore[index]
         assert _saved(sample).valid
@@ -391,7 +391,7 @@ def test_direct_call_saves_attribution_and_replaces_messages() -> None:
 
     state = asyncio.run(run())
     assert [m.role for m in state.messages] == ["system", "user", "assistant"]
-    attribution = Attribution.model_validate(state.store.get(ATTRIBUTION_KEY))
+    attribution = stored_attribution(state.store)
     assert attribution.valid and (attribution.agent, attribution.step, attribution.faulty) == ("planner", 0, ["planner"])
     assert state.messages[-1].text == '{"reason": "Offline answer.", "agent": "planner", "step": 0}'
     assert state.output.completion == attribution.model_dump_json()

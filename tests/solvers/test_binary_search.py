@@ -20,7 +20,7 @@ from _toys import (
 from inspect_ai import eval as inspect_eval
 
 from blame.schema import Component, FaultLabel, Step, SystemSpec, Trajectory
-from blame.state import TRAJECTORY_KEY
+from blame.state import trajectory_from_metadata
 from solvers.binary_search import ROUNDS_KEY, binary_search, halve, parse_half
 from solvers.step_by_step import searchable_steps
 
@@ -168,7 +168,7 @@ def test_real_tasks(task_name: str, policy: str, tmp_path: Any) -> None:
     [log] = inspect_eval(REAL_TASKS[task_name](), solver=binary_search(), model=f"offline/{policy}", limit=2, display="none", log_dir=str(tmp_path))
     assert log.status == "success" and log.samples is not None
     for sample in log.samples:
-        trajectory = Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY])
+        trajectory = trajectory_from_metadata(sample.metadata)
         attribution = saved(sample)
         rounds = sample.store[ROUNDS_KEY]
         m = len(searchable_steps(trajectory))

@@ -10,7 +10,7 @@ from inspect_ai import eval as inspect_eval
 
 import providers.offline_model  # noqa: F401  (registers the offline/... provider)
 from blame.schema import Attribution, Trajectory
-from blame.state import ATTRIBUTION_KEY, TRAJECTORY_KEY
+from blame.state import stored_attribution, trajectory_from_metadata
 from solvers import SOLVERS, solver_by_name
 from tasks.blame_cortex import blame_cortex
 from tasks.blame_trading import blame_trading
@@ -59,9 +59,9 @@ def test_solver_contract(solver_name: str, task_name: str, policy: str, tmp_path
     assert log.samples is not None and len(log.samples) == 3
     for sample in log.samples:
         assert sample.error is None
-        attribution = Attribution.model_validate(sample.store[ATTRIBUTION_KEY])
+        attribution = stored_attribution(sample.store)
         assert Attribution.model_validate_json(sample.output.completion) == attribution
-        trajectory = Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY])
+        trajectory = trajectory_from_metadata(sample.metadata)
         check_attribution(attribution, trajectory)
         if policy == "invalid" and attribution.calls:  # a no-model floor (0 calls) is unaffected
             assert not attribution.valid

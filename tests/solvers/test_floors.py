@@ -33,7 +33,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
-from blame.state import ATTRIBUTION_KEY
+from blame.state import stored_attribution
 from blame.who_and_when import load_who_and_when
 from scorers.attribution import attribution_values
 from solvers.floors import (
@@ -60,7 +60,7 @@ async def _attribute(solver: Solver, trajectory: Trajectory) -> Attribution:
         raise AssertionError("floors never call a model")
 
     state = await solver(state, no_generate)
-    return Attribution.model_validate(state.store.get(ATTRIBUTION_KEY))
+    return stored_attribution(state.store)
 
 
 def attribute(solver: Solver, trajectories: list[Trajectory]) -> list[Attribution]:

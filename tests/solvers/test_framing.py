@@ -17,7 +17,7 @@ from inspect_ai.log import resolve_sample_attachments
 
 from blame.render import render_log
 from blame.schema import Attribution, Trajectory
-from blame.state import FRAMING_KEY, KNOWN_FAILURE, TRAJECTORY_KEY, UNKNOWN_OUTCOME, task_framing
+from blame.state import FRAMING_KEY, KNOWN_FAILURE, UNKNOWN_OUTCOME, task_framing, trajectory_from_metadata
 from scorers.auditing import auditing_values
 from solvers import SOLVERS
 from solvers._framing import is_no_fault, with_no_fault
@@ -98,7 +98,7 @@ def test_a_log_and_its_control_get_the_same_instructions(tmp_path: Any) -> None:
     assert log.samples is not None
     texts = []
     for sample in [resolve_sample_attachments(s, "full") for s in log.samples]:
-        trajectory = Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY])
+        trajectory = trajectory_from_metadata(sample.metadata)
         [event] = [e for e in sample.events if isinstance(e, ModelEvent)]
         text = event.input[-1].text
         rendered = render_log(trajectory.model_view()).text

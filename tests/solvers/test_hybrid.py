@@ -19,8 +19,7 @@ from _toys import (
 )
 from inspect_ai import eval as inspect_eval
 
-from blame.schema import Trajectory
-from blame.state import TRAJECTORY_KEY
+from blame.state import trajectory_from_metadata
 from solvers.all_at_once import SYSTEM_PROMPT
 from solvers.hybrid import HYBRID_KEY, hybrid
 
@@ -103,7 +102,7 @@ def test_real_tasks(task_name: str, policy: str, tmp_path: Any) -> None:
     [log] = inspect_eval(REAL_TASKS[task_name](), solver=hybrid(), model=f"offline/{policy}", limit=2, display="none", log_dir=str(tmp_path))
     assert log.status == "success" and log.samples is not None
     for sample in log.samples:
-        trajectory = Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY])
+        trajectory = trajectory_from_metadata(sample.metadata)
         attribution = saved(sample)
         record = sample.store[HYBRID_KEY]
         assert attribution.calls == 1 + len(record["verdicts"])

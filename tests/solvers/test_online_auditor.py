@@ -32,7 +32,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
-from blame.state import ATTRIBUTION_KEY
+from blame.state import stored_attribution
 from scorers.auditing import auditing
 from solvers.online_auditor import (
     QUESTION,
@@ -122,7 +122,7 @@ def run(trajectories: list[Trajectory], script, tmp_path, scorer=None, **solver_
         log_dir=str(tmp_path),
     )
     assert log.status == "success", log.error
-    return log, {s.id: Attribution.model_validate(s.store[ATTRIBUTION_KEY]) for s in log.samples}
+    return log, {s.id: stored_attribution(s.store) for s in log.samples}
 
 
 def prediction(a: Attribution) -> tuple:
@@ -361,7 +361,7 @@ def test_sequential_with_a_list_of_outputs_makes_exactly_the_calls_needed(tmp_pa
         Task(dataset=dataset, solver=online_auditor(), scorer=auditing()),
         model=get_model("mockllm/model", custom_outputs=outputs), display="none", log_dir=str(tmp_path),
     )
-    a = Attribution.model_validate(log.samples[0].store[ATTRIBUTION_KEY])
+    a = stored_attribution(log.samples[0].store)
     assert a.calls == 3 and (a.step, a.alarm_step, a.valid) == (1, 2, False)
     assert [(v.prefix_end, v.alarm, v.valid) for v in a.verdicts] == [(0, False, True), (1, False, False), (2, True, True)]
 
@@ -398,7 +398,7 @@ def test_vector_data_the_alarm_names_any_component(tmp_path):
         model=get_model("mockllm/model", custom_outputs=Script({"vec": {2: alarm_text(2, "terminal")}})),
         display="none", log_dir=str(tmp_path),
     )
-    a = Attribution.model_validate(log.samples[0].store[ATTRIBUTION_KEY])
+    a = stored_attribution(log.samples[0].store)
     assert (a.faulty, a.agent, a.step, a.valid) == (["terminal"], "terminal", 2, True)
     assert log.samples[0].scores["vector"].value["exact"] == 1.0
 
@@ -418,7 +418,7 @@ def test_context_overflow_is_an_invalid_verdict(tmp_path):
         Task(dataset=dataset, solver=online_auditor(), scorer=auditing()),
         model=get_model("mockllm/model", custom_outputs=overflow), display="none", log_dir=str(tmp_path),
     )
-    a = Attribution.model_validate(log.samples[0].store[ATTRIBUTION_KEY])
+    a = stored_attribution(log.samples[0].store)
     assert a.calls == 3 and not a.valid and "context window" in a.errors[0]
 
 
@@ -446,7 +446,7 @@ def test_real_tasks_offline_both_walks_agree(task_name, policy, tmp_path):
         )
         assert log.status == "success", log.error
         assert len(log.samples) == 2 and all(s.error is None for s in log.samples)
-        results[strategy] = {s.id: Attribution.model_validate(s.store[ATTRIBUTION_KEY]) for s in log.samples}
+        results[strategy] = {s.id: stored_attribution(s.store) for s in log.samples}
         for s in log.samples:
             a = results[strategy][s.id]
             assert a.method == "online_auditor" and a.calls == len(s.store[STORE_KEY]["audited"])
@@ -465,6 +465,6 @@ def test_random_offline_model_mostly_gives_valid_attributions(tmp_path):
     sends no malformed text, so the share is 0 (0 of all 348 samples, BENCHMARK.md)."""
     [log] = eval(who_and_when(subset="hand_crafted", safe_controls=True), solver=online_auditor(),
                  model="offline/random", limit=40, display="none", log_dir=str(tmp_path))
-    attributions = [Attribution.model_validate(s.store[ATTRIBUTION_KEY]) for s in log.samples]
+    attributions = [stored_attribution(s.store) for s in log.samples]
     invalid = sum(not a.valid for a in attributions)
     assert len(attributions) == 40 and invalid <= 0.2 * 40, [a.errors for a in attributions if not a.valid]

@@ -49,7 +49,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
-from blame.state import ATTRIBUTION_KEY, TRAJECTORY_KEY
+from blame.state import stored_attribution, trajectory_from_metadata
 from scorers.attribution import attribution as attribution_scorer
 from scorers.vector import vector as vector_scorer
 from solvers._hazard_space import map_space, structural_description
@@ -261,9 +261,9 @@ def _run(
 
 def _saved(sample: EvalSample) -> Attribution:
     """The saved Attribution, checked against the solver contract (tests/solvers/test_contract.py)."""
-    attribution = Attribution.model_validate(sample.store[ATTRIBUTION_KEY])
+    attribution = stored_attribution(sample.store)
     assert Attribution.model_validate_json(sample.output.completion) == attribution
-    trajectory = Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY])
+    trajectory = trajectory_from_metadata(sample.metadata)
     assert set(attribution.faulty) | set(attribution.scores) | set(attribution.ties) <= set(trajectory.system.ids)
     assert attribution.valid != bool(attribution.errors)
     if attribution.valid and trajectory.label_kind == "step":
@@ -731,7 +731,7 @@ def test_real_tasks_offline(task_name: str, policy: str, tmp_path: Any) -> None:
     assert log.samples is not None and len(log.samples) == 2
     for sample in log.samples:
         attribution = _saved(sample)
-        trajectory = Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY])
+        trajectory = trajectory_from_metadata(sample.metadata)
         agents = [c.id for c in trajectory.system.agents]
         assert [v.voter for v in attribution.votes] == agents
         assert [r.persona for r in attribution.reports] == agents

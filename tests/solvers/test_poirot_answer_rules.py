@@ -10,20 +10,21 @@ w = 0.75 - 2/15 = 0.61666.. (rounded 0.6167).
 from __future__ import annotations
 
 import json
+import logging
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
-from inspect_ai.event import ModelEvent
+from inspect_ai.event import InfoEvent, ModelEvent
 from test_poirot import Script, _plant, _run, _saved
 
 import providers.offline_model  # noqa: F401  (registers the offline/... provider)
 from blame.blame_cases import load_blame
 from blame.paths import BLAME, resolve_data_dir
-from blame.schema import Attribution, Vote
-from blame.state import ATTRIBUTION_KEY
+from blame.schema import Vote
+from blame.state import stored_attribution
 from solvers._aggregation import cap, scores, top_components, weigh
 from solvers.poirot import PRESETS, poirot
 from tasks.blame_cortex import blame_cortex
@@ -108,7 +109,7 @@ def test_max_faulty_one_names_one_component_on_every_sample(tmp_path: Any) -> No
                          display="none", log_dir=str(tmp_path))
     assert log.samples is not None and len(log.samples) == 15
     for sample in log.samples:
-        attribution = Attribution.model_validate(sample.store[ATTRIBUTION_KEY])
+        attribution = stored_attribution(sample.store)
         blamed = any(s > 0 for s in attribution.scores.values())
         assert len(attribution.faulty) == (1 if blamed else 0), attribution
 
@@ -137,6 +138,22 @@ def test_preset_paper(tmp_path: Any) -> None:
             assert whole_log in persona_turn
         elif "From here on you are checker" in persona_turn:
             assert whole_log not in persona_turn
+
+
+def test_preset_says_which_options_it_overrides(tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """``-S preset=paper -S mode=C0`` runs C3: a console warning (when the solver is built) and an
+    info event in every sample name each option the preset replaced; none when nothing conflicts."""
+    with caplog.at_level(logging.WARNING, logger="solvers.poirot"):
+        sample = _run(_plant(), Script().model(), tmp_path, preset="paper", mode="C0", weighting="uniform")
+    [warning] = [r.getMessage() for r in caplog.records if r.name == "solvers.poirot"]
+    infos = [str(e.data) for e in sample.events if isinstance(e, InfoEvent) and "preset" in str(e.data)]
+    for text in (warning, *infos):
+        assert "preset=paper" in text and "mode=C0 -> C3" in text and "weighting=uniform -> proximity" in text, text
+    assert len(infos) == 1 and _saved(sample).settings["mode"] == "C3"
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="solvers.poirot"):
+        poirot(preset="paper", mode="C3")
+    assert not caplog.records
 
 
 @pytest.mark.parametrize("options", [{"preset": "table1"}, {"max_faulty": 0}, {"max_faulty": True}, {"weight_decimals": -1}])

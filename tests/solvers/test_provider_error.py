@@ -1,18 +1,25 @@
-"""A call whose every attempt fails says the provider's last error, not just ``RetryError(...)``."""
+"""A call whose every attempt fails says the provider's last error, not just ``RetryError(...)``;
+a reply the provider cannot use (a malformed body, no choices) is a ``ProviderError`` naming the
+provider, the HTTP status and what was wrong."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
 import openai
 import pytest
-from inspect_ai.model import ChatMessageUser
+from inspect_ai.model import ChatMessageUser, get_model
 from tenacity import Future, RetryError
 
 from blame.schema import Attribution
 from solvers._calls import ProviderError, generate_answer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ holds the fake server
+from fake_openai_server import MALFORMED_MODEL, NO_CHOICES_MODEL, serve
 
 
 class _AlwaysFailing:
@@ -50,3 +57,22 @@ def test_exhausted_retries_name_the_last_error(last: Exception, expected: str) -
     with pytest.raises(ProviderError) as caught:
         asyncio.run(call)
     assert expected in str(caught.value) and isinstance(caught.value.__cause__, RetryError)
+
+
+@pytest.mark.parametrize(
+    ("model", "problem"),
+    [(MALFORMED_MODEL, "HTTP 200: the body is not valid JSON"),
+     (NO_CHOICES_MODEL, "HTTP 2xx (success): the reply has no choices")],  # no client reports the exact success code
+)
+def test_unusable_reply_names_provider_status_and_problem(model: str, problem: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through Inspect's real vllm provider over HTTP: a malformed JSON body (a bare
+    JSONDecodeError before) and an empty ``choices`` list (an IndexError before) each become one
+    ProviderError naming the provider, the status and the problem."""
+    with serve() as server:
+        monkeypatch.setenv("VLLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("VLLM_API_KEY", "test")
+        call = generate_answer(get_model(f"vllm/{model}"), [ChatMessageUser(content="hi")], Attribution(method="unit"), "judge")
+        with pytest.raises(ProviderError) as caught:
+            asyncio.run(call)
+    message = str(caught.value)
+    assert message.startswith(f"vllm/{model}: {problem}"), message

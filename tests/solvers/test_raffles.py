@@ -28,7 +28,7 @@ from inspect_ai.event import InfoEvent, ModelEvent, SpanBeginEvent
 from inspect_ai.model import Model
 
 from blame.schema import Trajectory
-from blame.state import TRAJECTORY_KEY
+from blame.state import trajectory_from_metadata
 from solvers.raffles import (
     CHOSEN_KEY,
     CRITERIA,
@@ -377,7 +377,7 @@ def test_real_tasks(task_name: str, policy: str, tmp_path: Any) -> None:
     [log] = inspect_eval(REAL_TASKS[task_name](), solver=raffles(), model=f"offline/{policy}", limit=2, display="none", log_dir=str(tmp_path))
     assert log.status == "success" and log.samples is not None
     for sample in log.samples:
-        trajectory = Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY])
+        trajectory = trajectory_from_metadata(sample.metadata)
         attribution = saved(sample)
         history = records(sample)
         assert 1 <= len(history) <= 2

@@ -26,8 +26,8 @@ from _toys import (
 from inspect_ai import eval as inspect_eval
 from inspect_ai.event import ModelEvent
 
-from blame.schema import SYSTEM_SPEAKER, Attribution, Trajectory
-from blame.state import TRAJECTORY_KEY
+from blame.schema import SYSTEM_SPEAKER, Attribution
+from blame.state import trajectory_from_metadata
 from solvers.step_by_step import (
     VERDICTS_KEY,
     attribute_step,
@@ -172,7 +172,7 @@ def test_real_tasks_record_every_answer(task_name: str, policy: str, tmp_path: A
     [log] = inspect_eval(REAL_TASKS[task_name](), solver=step_by_step(), model=f"offline/{policy}", limit=2, display="none", log_dir=str(tmp_path))
     assert log.status == "success" and log.samples is not None and len(log.samples) == 2
     for sample in log.samples:
-        trajectory = Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY])
+        trajectory = trajectory_from_metadata(sample.metadata)
         attribution = saved(sample)
         verdicts = sample.store[VERDICTS_KEY]
         assert attribution.calls == len(verdicts) >= 1
