@@ -35,7 +35,6 @@ from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log, resolve_sample_attachments
 from inspect_ai.model import ChatMessageTool
 
-from blame.schema import Attribution
 from blame.state import stored_attribution, trajectory_from_metadata
 from providers.local_model import SERVED_MODEL_NAME, LocalModelServer
 from solvers import SOLVERS
