@@ -150,9 +150,9 @@ def fig_gain_by_quartile(gains: pd.DataFrame, folder: Path) -> str:
     several = gains[["treatment", "baseline"]].drop_duplicates().shape[0] > 1
     for ax, benchmark in zip(axes.flat, benchmarks):
         frame = gains[gains["benchmark"] == benchmark]
-        for (model, t, b), g in frame.groupby(["model", "treatment", "baseline"], sort=True):
+        for (model, config, t, b), g in frame.groupby(["model", "config", "treatment", "baseline"], sort=True):
             g = g.sort_values("quartile")
-            label = f"{model} ({t} vs {b})" if several else str(model)
+            label = f"{model} {config} ({t} vs {b})" if several else f"{model} {config}"
             ax.plot(g["quartile"], g["gain_points"], marker="o", label=label)
         ax.axhline(0, color="grey", linewidth=0.8)
         ax.set_xticks([1, 2, 3, 4], ["Q1", "Q2", "Q3", "Q4"])
@@ -171,15 +171,18 @@ def fig_accuracy_quartile_agents(samples: pd.DataFrame, folder: Path, treatment:
     scored = _scored(samples).dropna(subset=["quartile", "n_agents"])
     if scored.empty:
         raise Unavailable("no trials with a complexity quartile")
-    panels = [(b, p) for b in sorted(scored["benchmark"].unique())
+    scored = scored.assign(configuration=_configuration(scored))
+    panels = [(b, c, p) for b in sorted(scored["benchmark"].unique())
+              for c in sorted(scored.loc[scored["benchmark"] == b, "configuration"].unique())
               for p in _protocol_order(scored[scored["benchmark"] == b], treatment, baseline)]
     agents = sorted(int(a) for a in scored["n_agents"].unique())
     rows, cols = _grid(len(panels))
     fig, axes = plt.subplots(rows, cols, figsize=(3.8 * cols + 1, (0.5 * len(agents) + 2.2) * rows),
                              squeeze=False, layout="constrained")
     image = None
-    for ax, (benchmark, protocol) in zip(axes.flat, panels):
-        frame = scored[(scored["benchmark"] == benchmark) & (scored["protocol"] == protocol)]
+    for ax, (benchmark, configuration, protocol) in zip(axes.flat, panels):
+        frame = scored[(scored["benchmark"] == benchmark) & (scored["configuration"] == configuration)
+                       & (scored["protocol"] == protocol)]
         grid = np.full((len(agents), 4), np.nan)
         for (a, q), g in frame.groupby([frame["n_agents"].astype(int), frame["quartile"].astype(int)]):
             value = grid[agents.index(a), q - 1] = 100 * g["correct"].mean()
@@ -190,7 +193,7 @@ def fig_accuracy_quartile_agents(samples: pd.DataFrame, folder: Path, treatment:
         ax.set_yticks(range(len(agents)), [str(a) for a in agents])
         ax.set_xlabel("complexity quartile")
         ax.set_ylabel("agents")
-        ax.set_title(f"{benchmark}\n{protocol}", fontsize=8)
+        ax.set_title(f"{benchmark}\n{configuration} · {protocol}", fontsize=8)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     if image is not None:
@@ -206,13 +209,15 @@ def fig_vote_accuracy(votes: pd.DataFrame, folder: Path, outcomes: dict[str, str
     top = {b: set(g["voter"].value_counts().sort_index().sort_values(ascending=False, kind="mergesort").index[:MAX_VOTERS])
            for b, g in known.groupby("benchmark")}
     known = known[[v in top[b] for b, v in zip(known["benchmark"], known["voter"])]]
-    panels = sorted(known.groupby(["benchmark", "model", "protocol"]).groups)
+    known = known.assign(configuration=_configuration(known))
+    panels = sorted(known.groupby(["benchmark", "configuration", "protocol"]).groups)
     rows, cols = _grid(len(panels))
     fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.2 * rows), squeeze=False)
     for ax, (benchmark, model, protocol) in zip(axes.flat, panels):
-        frame = known[(known["benchmark"] == benchmark) & (known["model"] == model) & (known["protocol"] == protocol)]
+        frame = known[(known["benchmark"] == benchmark) & (known["configuration"] == model)
+                      & (known["protocol"] == protocol)]
         by_voter = frame.groupby("voter", sort=True)["correct"].mean()
-        trials = frame.drop_duplicates(["config", "case", "epoch"])
+        trials = frame.drop_duplicates(["case", "epoch"])
         aggregate = trials["aggregate_correct"].mean()
         labels = list(by_voter.index) + ["aggregate"]
         values = list(100 * by_voter.to_numpy()) + [100 * aggregate]
@@ -267,17 +272,18 @@ def fig_radial(samples: pd.DataFrame, votes: pd.DataFrame, folder: Path, treatme
             continue  # cases of different systems (Who&When): no common circle
         components = json.loads(orders[0])
         n = len(components)
-        models = sorted(by_benchmark["model"].unique())
+        by_benchmark = by_benchmark.assign(configuration=_configuration(by_benchmark))
+        models = sorted(by_benchmark["configuration"].unique())
         rows, cols = _grid(len(models))
         fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 5.2 * rows), squeeze=False, layout="constrained")
         for ax, model in zip(axes.flat, models):
-            part = by_benchmark[by_benchmark["model"] == model]
+            part = by_benchmark[by_benchmark["configuration"] == model]
             ax.add_patch(plt.Circle((0, 0), RADIUS, fill=False, color="lightgrey"))
             for d, name in enumerate(components):
                 x, y = dimension_position(d, n)
                 ax.plot([0, x], [0, y], color="whitesmoke", linewidth=0.8, zorder=0)
                 ax.annotate(name, (x * 1.12, y * 1.12), ha="center", va="center", fontsize=6)
-            mv = votes[(votes["benchmark"] == benchmark) & (votes["model"] == model)] if not votes.empty else votes
+            mv = votes[(votes["benchmark"] == benchmark) & (_configuration(votes) == model)] if not votes.empty else votes
             mv = mv[mv["valid"].astype(bool)] if len(mv) else mv
             if len(mv):
                 pts = [(*radial_position(_vector(json.loads(f), components)), f == "[]") for f in mv["faulty"]]

@@ -12,11 +12,16 @@ other than the reference protocol, which is the baseline method's protocol, ``al
 - **M2 (+ agents)**: M1 ``+ h A + sum_j k_j P_j A`` with A = ``n_agents`` of the case's system.
 - **M3 (agents in Q3-Q4)**: M2 fitted only on trials of cases in quartiles 3 and 4.
 
-Scopes: each benchmark on its own, and ``pooled`` (all benchmarks together, when there are
-several) with a **benchmark fixed effect** (one indicator per benchmark but the first), so that
-between-benchmark differences are not loaded onto ``n_agents``; with one system size per
-benchmark (BLAME) ``n_agents`` is then collinear with the fixed effects and dropped, and only the
-protocol x agents interaction is identified.
+Scopes: each benchmark and **sample setting** (the task arguments and data revisions of the
+configuration, ``analysis.configs``: runs with and without ``with_reference_answer`` are separate
+scopes, named ``<benchmark> [<arguments>]`` when a benchmark has several), and ``pooled`` (all
+benchmarks together, when there are several and each has one sample setting; otherwise not
+fitted, and the row says why) with a **benchmark fixed effect** (one indicator per benchmark but
+the first), so that between-benchmark differences are not loaded onto ``n_agents``; with one
+system size per benchmark (BLAME) ``n_agents`` is then collinear with the fixed effects and
+dropped, and only the protocol x agents interaction is identified. Several models (or model
+settings) in one scope get a **configuration fixed effect** ``config[<model> <hash>]`` (one
+indicator per configuration but the first): a fit over models never treats them as one.
 
 Estimation: ``statsmodels`` ``Logit`` (Newton, up to 200 iterations). Columns that are constant in
 the fitted data, or linearly dependent on earlier ones (design order: intercept, benchmarks,
@@ -54,6 +59,7 @@ Wald p-value, and the ``se_type`` used.
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -103,12 +109,16 @@ def reference_protocol(protocols: Sequence[str], methods: Sequence[str], baselin
 def design_matrix(data: pd.DataFrame, reference: str, agents: bool) -> tuple[pd.DataFrame, list[str]]:
     """The design of M1 (or M2 with ``agents``), minus dropped columns; returns (X, notes).
 
-    With more than one benchmark in ``data`` the benchmark fixed effects follow the intercept.
+    With more than one benchmark in ``data`` the benchmark fixed effects follow the intercept, then
+    with more than one configuration the configuration fixed effects.
     """
     columns: dict[str, np.ndarray] = {"(intercept)": np.ones(len(data))}
     if "benchmark" in data:
         for benchmark in sorted(set(data["benchmark"].astype(str)))[1:]:
             columns[f"benchmark[{benchmark}]"] = (data["benchmark"].astype(str) == benchmark).astype(float).to_numpy()
+    strata = _configurations(data)
+    for stratum in sorted(set(strata))[1:]:
+        columns[f"config[{stratum}]"] = (strata == stratum).astype(float).to_numpy()
     q = data["quartile"].astype(float).to_numpy()
     others = sorted(set(data["protocol"]) - {reference})
     indicators = {p: (data["protocol"] == p).astype(float).to_numpy() for p in others}
@@ -232,17 +242,49 @@ def fit_logit(y: pd.Series, X: pd.DataFrame, groups: pd.Series | None, se: str) 
     return table, [], se_type
 
 
-def _scope_frames(samples: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    scopes = [(b, g) for b, g in samples.groupby("benchmark", sort=True)]
-    if len(scopes) > 1:
-        scopes.append(("pooled", samples))
+def _configurations(data: pd.DataFrame) -> pd.Series:
+    """Each trial's configuration (model and hash): the strata of the configuration fixed effect."""
+    model = data["model"].astype(str) if "model" in data else pd.Series("", index=data.index)
+    return model + (" " + data["config"].astype(str) if "config" in data else "")
+
+
+def _sample_setting(data: pd.DataFrame) -> pd.Series:
+    """Each trial's task arguments and data revisions (``config_contents``), as ``k=v`` text."""
+    if "config_contents" not in data:
+        return pd.Series("", index=data.index)
+
+    def text(contents: str) -> str:
+        parsed = json.loads(contents)
+        items = {**parsed.get("task_args", {}), **{f"{k} revision": v for k, v in parsed.get("data_revisions", {}).items()}}
+        return ", ".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in sorted(items.items()))
+
+    return data["config_contents"].astype(str).map(text)
+
+
+def _scope_frames(samples: pd.DataFrame) -> list[tuple[str, pd.DataFrame, str]]:
+    """(scope, trials, why not fitted or ""): per benchmark and sample setting, and pooled."""
+    setting = _sample_setting(samples)
+    scopes: list[tuple[str, pd.DataFrame, str]] = []
+    mixed: list[str] = []
+    for benchmark, frame in samples.groupby("benchmark", sort=True):
+        settings = sorted(set(setting[frame.index]))
+        if len(settings) > 1:
+            mixed.append(str(benchmark))
+        for s in settings:
+            part = frame[setting[frame.index] == s]
+            scopes.append((f"{benchmark} [{s or 'defaults'}]" if len(settings) > 1 else str(benchmark), part, ""))
+    if samples["benchmark"].nunique() > 1:
+        why = (f"not fitted: {', '.join(mixed)} ran several sample settings (task arguments or data), "
+               "which are never pooled") if mixed else ""
+        scopes.append(("pooled", samples, why))
     return scopes
 
 
 def _family(table: pd.DataFrame) -> pd.Series:
     """Rows in the Holm family: every non-intercept, non-fixed-effect coefficient with a p-value."""
     terms = table["term"].astype(str)
-    return table["p_value"].notna() & (terms != "") & (terms != "(intercept)") & ~terms.str.startswith("benchmark[")
+    fixed = terms.str.startswith("benchmark[") | terms.str.startswith("config[")
+    return table["p_value"].notna() & (terms != "") & (terms != "(intercept)") & ~fixed
 
 
 def holm(pvalues: pd.Series) -> pd.Series:
@@ -274,10 +316,10 @@ def regressions(samples: pd.DataFrame, baseline_method: str = "all_at_once", se:
         raise ValueError(f"regressions need columns {missing}")
     data = samples.dropna(subset=["correct", "quartile"])
     rows: list[dict[str, object]] = []
-    for scope, frame in _scope_frames(data):
+    for scope, frame, why in _scope_frames(data):
         for spec in SPECS:
             part = frame[frame["quartile"].astype(int).isin(spec.quartiles)]
-            rows.extend(_fit_rows(scope, spec, part, baseline_method, se))
+            rows.extend(_fit_rows(scope, spec, part, baseline_method, se, why))
     table = pd.DataFrame(rows, columns=REGRESSION_COLUMNS)
     family = _family(table)
     table["p_holm"] = np.nan
@@ -291,7 +333,8 @@ def _outcome(part: pd.DataFrame) -> str:
     return ", ".join(sorted(set(part["outcome"].dropna().astype(str))))
 
 
-def _fit_rows(scope: str, spec: Spec, part: pd.DataFrame, baseline_method: str, se: str) -> list[dict[str, object]]:
+def _fit_rows(scope: str, spec: Spec, part: pd.DataFrame, baseline_method: str, se: str,
+              why: str = "") -> list[dict[str, object]]:
     def unavailable(reason: str) -> list[dict[str, object]]:
         return [{
             "scope": scope, "spec": spec.name, "outcome": _outcome(part), "term": "", "coef": np.nan,
@@ -301,6 +344,8 @@ def _fit_rows(scope: str, spec: Spec, part: pd.DataFrame, baseline_method: str, 
             "se_type": "", "note": reason,
         }]
 
+    if why:
+        return unavailable(why)
     if part.empty:
         return unavailable("not estimable: no trials with a quartile")
     if part["protocol"].nunique() < 2:

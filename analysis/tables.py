@@ -174,12 +174,13 @@ def table1_markdown(table: pd.DataFrame, unavailable: dict[str, str], treatment_
 
 
 def quartile_accuracy(samples: pd.DataFrame) -> pd.DataFrame:
-    """Accuracy (mean of case means), case and trial counts per benchmark, model, protocol and quartile."""
+    """Accuracy (mean of case means), case and trial counts per benchmark, configuration, protocol
+    and quartile (never pooled over configurations)."""
     scored = _scored(samples).dropna(subset=["quartile"])
-    columns = ["benchmark", "model", "protocol", "quartile", "accuracy", "cases", "n"]
+    columns = ["benchmark", "model", "config", "protocol", "quartile", "accuracy", "cases", "n"]
     if scored.empty:
         return pd.DataFrame(columns=columns)
-    keys = ["benchmark", "model", "protocol", "quartile"]
+    keys = ["benchmark", "model", "config", "protocol", "quartile"]
     per_case = (
         scored.assign(quartile=scored["quartile"].astype(int))
         .groupby([*keys, "case"], sort=True)["correct"].agg(["mean", "size"]).reset_index()
@@ -195,14 +196,14 @@ def _case_mean(trials: pd.DataFrame) -> float:
 def quartile_gains(
     samples: pd.DataFrame, treatment_method: str = "poirot", baseline_method: str = "all_at_once"
 ) -> pd.DataFrame:
-    """Per benchmark, model, protocol pair and quartile: P, B, gain in points, relative gain."""
-    columns = ["benchmark", "model", "treatment", "baseline", "quartile", "acc_treatment", "acc_baseline",
+    """Per benchmark, configuration, protocol pair and quartile: P, B, gain in points, relative gain."""
+    columns = ["benchmark", "model", "config", "treatment", "baseline", "quartile", "acc_treatment", "acc_baseline",
                "gain_points", "relative_gain", "n_treatment", "n_baseline"]
     rows = []
     scored = _scored(samples).dropna(subset=["quartile"])
     for benchmark, frame in scored.groupby("benchmark", sort=True):
         pairs, reason = comparison_pairs(frame, treatment_method, baseline_method)
-        for model, by_model in frame.groupby("model", sort=True):
+        for (model, config), by_model in frame.groupby(["model", "config"], sort=True):
             for treatment, baseline in pairs:
                 for q in (1, 2, 3, 4):
                     at_q = by_model[by_model["quartile"].astype(int) == q]
@@ -213,7 +214,8 @@ def quartile_gains(
                     p_acc = _case_mean(at_q[at_q["protocol"] == treatment])
                     b_acc = _case_mean(at_q[at_q["protocol"] == baseline])
                     rows.append({
-                        "benchmark": benchmark, "model": model, "treatment": treatment, "baseline": baseline,
+                        "benchmark": benchmark, "model": model, "config": config, "treatment": treatment,
+                        "baseline": baseline,
                         "quartile": q, "acc_treatment": p_acc, "acc_baseline": b_acc,
                         "gain_points": 100 * (p_acc - b_acc),
                         "relative_gain": (p_acc - b_acc) / b_acc if b_acc else float("nan"),
@@ -247,17 +249,17 @@ def quartiles_markdown(accuracy: pd.DataFrame, gains: pd.DataFrame, complexity: 
             parts.append("; ".join(ranges) + f". Reasoning tokens per case: {sources}.\n")
         acc = accuracy[accuracy["benchmark"] == benchmark]
         rows = []
-        for (model, protocol), g in acc.groupby(["model", "protocol"], sort=True):
+        for (model, config, protocol), g in acc.groupby(["model", "config", "protocol"], sort=True):
             by_q = {int(r["quartile"]): r for r in g.to_dict("records")}
-            row = {"model": model, "protocol": protocol}
+            row = {"configuration": f"{model} `{config}`", "protocol": protocol}
             for q in (1, 2, 3, 4):
                 r = by_q.get(q)
                 row[f"Q{q}"] = DASH if r is None else f"{pct(r['accuracy'])} ({int(r['cases'])}/{int(r['n'])})"
             rows.append(row)
         gain = gains[gains["benchmark"] == benchmark]
-        for (model, treatment, baseline), g in gain.groupby(["model", "treatment", "baseline"], sort=True):
+        for (model, config, treatment, baseline), g in gain.groupby(["model", "config", "treatment", "baseline"], sort=True):
             by_q = {int(r["quartile"]): r for r in g.to_dict("records")}
-            row = {"model": model, "protocol": f"relative gain {treatment} vs {baseline}"}
+            row = {"configuration": f"{model} `{config}`", "protocol": f"relative gain {treatment} vs {baseline}"}
             for q in (1, 2, 3, 4):
                 r = by_q.get(q)
                 row[f"Q{q}"] = DASH if r is None else (
@@ -270,7 +272,7 @@ def quartiles_markdown(accuracy: pd.DataFrame, gains: pd.DataFrame, complexity: 
 
 
 def who_and_when_table(samples: pd.DataFrame) -> pd.DataFrame:
-    """Per Who&When subset, model and protocol: mean of every ``attribution_*`` accuracy key and n."""
+    """Per Who&When subset, configuration and protocol: mean of every ``attribution_*`` accuracy key and n."""
     ww = _scored(samples)
     ww = ww[ww["benchmark"].astype(str).str.startswith("who_and_when")]
     keys = ["attribution_agent", "attribution_step", "attribution_joint"]
@@ -278,13 +280,13 @@ def who_and_when_table(samples: pd.DataFrame) -> pd.DataFrame:
                    key=lambda c: int(c.rsplit("_", 1)[1]))
     keys += ["attribution_valid"]
     keys = [k for k in keys if k in ww]
-    columns = ["benchmark", "model", "protocol", "cases", "n"] + [k.removeprefix("attribution_") for k in keys]
+    columns = ["benchmark", "model", "config", "protocol", "cases", "n"] + [k.removeprefix("attribution_") for k in keys]
     if ww.empty or not keys:
         return pd.DataFrame(columns=columns)
-    grouped = ww.groupby(["benchmark", "model", "protocol"], sort=True)
+    grouped = ww.groupby(["benchmark", "model", "config", "protocol"], sort=True)
     out = grouped[keys].mean().reset_index()
-    out.insert(3, "cases", grouped["case"].nunique().to_numpy())
-    out.insert(4, "n", grouped.size().to_numpy())
+    out.insert(4, "cases", grouped["case"].nunique().to_numpy())
+    out.insert(5, "n", grouped.size().to_numpy())
     out.columns = columns
     return out
 
@@ -300,10 +302,11 @@ def who_and_when_markdown(table: pd.DataFrame) -> str:
         parts.append("No Who&When trials in these logs.\n")
         return "\n".join(parts)
     shown = table.copy()
-    for column in shown.columns[5:]:
+    for column in shown.columns[6:]:
         shown[column] = shown[column].map(pct)
     shown["n"] = shown["n"].astype(int).astype(str)
     shown["cases"] = shown["cases"].astype(int).astype(str)
+    shown.insert(1, "configuration", [f"{m} `{c}`" for m, c in zip(shown.pop("model"), shown.pop("config"))])
     parts.append(markdown_table(shown, align=["l", "l", "l"] + ["r"] * (len(shown.columns) - 3)))
     return "\n".join(parts)
 

@@ -112,9 +112,11 @@ def test_unfittable_specs_say_why() -> None:
 
 
 def test_design_matrix_names_and_drops_constant_columns() -> None:
+    """Three models in one fit carry a configuration fixed effect (never pooled as one)."""
     frame = synthetic(PLANTED, n_cases=8)
     X, notes = design_matrix(frame, reference="all_at_once", agents=True)
-    assert list(X.columns) == ["(intercept)", "protocol[poirot]", "quartile", "protocol[poirot] x quartile"]
+    assert list(X.columns) == ["(intercept)", "config[m2]", "config[m3]", "protocol[poirot]", "quartile",
+                               "protocol[poirot] x quartile"]
     assert notes == ["dropped n_agents (constant)", "dropped protocol[poirot] x n_agents (collinear)"]
 
 

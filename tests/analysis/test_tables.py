@@ -134,21 +134,21 @@ def test_quartile_accuracy_and_relative_gain_by_hand(frame: pd.DataFrame) -> Non
     complexity = pd.DataFrame({"benchmark": "blame/cortex", "case": list("abcd"), "complexity": [1.0, 2, 3, 4],
                                "quartile": [1, 2, 3, 4], "reasoning_source": "reported"})
     text = quartiles_markdown(acc, quartile_gains(frame), complexity, [])
-    assert "| m | relative gain poirot vs all_at_once | +100.0% (+50.0 pts) | +0.0% (+0.0 pts) | – (+100.0 pts) | – (+0.0 pts) |" in text
-    assert "| m | all_at_once | 50.0 (1/2) | 100.0 (1/1) | 0.0 (1/1) | 0.0 (1/1) |" in text
+    assert "| m `cfg0001` | relative gain poirot vs all_at_once | +100.0% (+50.0 pts) | +0.0% (+0.0 pts) | – (+100.0 pts) | – (+0.0 pts) |" in text
+    assert "| m `cfg0001` | all_at_once | 50.0 (1/2) | 100.0 (1/1) | 0.0 (1/1) | 0.0 (1/1) |" in text
 
 
 def test_who_and_when_table_by_hand() -> None:
     rows = []
     for i, (agent, step, joint, valid) in enumerate([(1, 1, 1, 1), (1, 0, 0, 1), (0, 0, 0, 0), (1, 1, 1, 1)]):
-        rows.append({"benchmark": "who_and_when/hand_crafted", "model": "m", "protocol": "all_at_once",
+        rows.append({"benchmark": "who_and_when/hand_crafted", "model": "m", "config": "c", "protocol": "all_at_once",
                      "case": f"hc_{i}", "epoch": 1, "correct": joint, "attribution_agent": agent,
                      "attribution_step": step, "attribution_joint": joint, "attribution_step_within_1": step,
                      "attribution_valid": valid})
     rows.append({**rows[0], "benchmark": "blame/cortex"})
     table = who_and_when_table(pd.DataFrame(rows))
     assert table.to_dict("records") == [{
-        "benchmark": "who_and_when/hand_crafted", "model": "m", "protocol": "all_at_once", "cases": 4, "n": 4,
+        "benchmark": "who_and_when/hand_crafted", "model": "m", "config": "c", "protocol": "all_at_once", "cases": 4, "n": 4,
         "agent": 0.75, "step": 0.5, "joint": 0.5, "step_within_1": 0.5, "valid": 0.75,
     }]
-    assert "| who_and_when/hand_crafted | m | all_at_once | 4 | 4 | 75.0 | 50.0 | 50.0 | 50.0 | 75.0 |" in who_and_when_markdown(table)
+    assert "| who_and_when/hand_crafted | m `c` | all_at_once | 4 | 4 | 75.0 | 50.0 | 50.0 | 50.0 | 75.0 |" in who_and_when_markdown(table)
