@@ -81,10 +81,11 @@ def _scored(samples: pd.DataFrame) -> pd.DataFrame:
     return samples[samples["correct"].notna()]
 
 
-def _protocol_order(frame: pd.DataFrame, treatment: str, baseline: str) -> list[str]:
+def _protocol_order(frame: pd.DataFrame, treatments: Sequence[str], baseline: str) -> list[str]:
+    """The baseline's protocols first, then the treatments' in the order named, then the others."""
     pairs = frame[["protocol", "method"]].drop_duplicates()
-    rank = {treatment: 0, baseline: 1}
-    return [p for _, p in sorted((rank.get(m, 2), p) for p, m in zip(pairs["protocol"], pairs["method"]))]
+    rank = {baseline: 0, **{t: i + 1 for i, t in enumerate(treatments)}}
+    return [p for _, p in sorted((rank.get(m, len(rank) + 1), p) for p, m in zip(pairs["protocol"], pairs["method"]))]
 
 
 def _grid(n: int, max_cols: int = 3) -> tuple[int, int]:
@@ -99,7 +100,7 @@ def _configuration(frame: pd.DataFrame) -> pd.Series:
     return frame["model"].astype(str) + " " + frame["config"].astype(str)
 
 
-def fig_accuracy_by_model(samples: pd.DataFrame, folder: Path, treatment: str, baseline: str) -> str:
+def fig_accuracy_by_model(samples: pd.DataFrame, folder: Path, treatments: Sequence[str], baseline: str) -> str:
     from analysis.significance import bootstrap_ci
 
     plt = _pyplot()
@@ -113,7 +114,7 @@ def fig_accuracy_by_model(samples: pd.DataFrame, folder: Path, treatment: str, b
     for ax, benchmark in zip(axes.flat, benchmarks):
         frame = scored[scored["benchmark"] == benchmark]
         models = sorted(frame["model"].unique())
-        protocols = _protocol_order(frame, treatment, baseline)
+        protocols = _protocol_order(frame, treatments, baseline)
         width = 0.8 / len(protocols)
         for i, protocol in enumerate(protocols):
             acc, low, high = [], [], []
@@ -135,7 +136,7 @@ def fig_accuracy_by_model(samples: pd.DataFrame, folder: Path, treatment: str, b
         ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(benchmarks):]:
         ax.axis("off")
-    fig.suptitle(f"Accuracy per configuration (95% case-bootstrap CI): {treatment} vs {baseline}")
+    fig.suptitle(f"Accuracy per configuration, every method (baseline {baseline}); 95% case-bootstrap CI")
     fig.tight_layout()
     return save(fig, folder, "accuracy_by_model")
 
@@ -166,7 +167,7 @@ def fig_gain_by_quartile(gains: pd.DataFrame, folder: Path) -> str:
     return save(fig, folder, "gain_by_quartile")
 
 
-def fig_accuracy_quartile_agents(samples: pd.DataFrame, folder: Path, treatment: str, baseline: str) -> str:
+def fig_accuracy_quartile_agents(samples: pd.DataFrame, folder: Path, treatments: Sequence[str], baseline: str) -> str:
     plt = _pyplot()
     scored = _scored(samples).dropna(subset=["quartile", "n_agents"])
     if scored.empty:
@@ -174,7 +175,7 @@ def fig_accuracy_quartile_agents(samples: pd.DataFrame, folder: Path, treatment:
     scored = scored.assign(configuration=_configuration(scored))
     panels = [(b, c, p) for b in sorted(scored["benchmark"].unique())
               for c in sorted(scored.loc[scored["benchmark"] == b, "configuration"].unique())
-              for p in _protocol_order(scored[scored["benchmark"] == b], treatment, baseline)]
+              for p in _protocol_order(scored[scored["benchmark"] == b], treatments, baseline)]
     agents = sorted(int(a) for a in scored["n_agents"].unique())
     rows, cols = _grid(len(panels))
     fig, axes = plt.subplots(rows, cols, figsize=(3.8 * cols + 1, (0.5 * len(agents) + 2.2) * rows),
@@ -260,7 +261,7 @@ def _scatter(ax, points: list[tuple[float, float, bool]], scale: float, marker: 
                    marker="s", facecolors="none", edgecolors=color, alpha=alpha, label=f"{label}: no fault")
 
 
-def fig_radial(samples: pd.DataFrame, votes: pd.DataFrame, folder: Path, treatment: str, baseline: str) -> list[str]:
+def fig_radial(samples: pd.DataFrame, votes: pd.DataFrame, folder: Path, treatments: Sequence[str], baseline: str) -> list[str]:
     plt = _pyplot()
     written: list[str] = []
     frame = samples[samples["components"].notna() & samples["gold_faulty"].notna()]
@@ -288,7 +289,7 @@ def fig_radial(samples: pd.DataFrame, votes: pd.DataFrame, folder: Path, treatme
             if len(mv):
                 pts = [(*radial_position(_vector(json.loads(f), components)), f == "[]") for f in mv["faulty"]]
                 _scatter(ax, pts, 14, "x", "grey", "votes", alpha=0.6)
-            for i, protocol in enumerate(_protocol_order(part, treatment, baseline)):
+            for i, protocol in enumerate(_protocol_order(part, treatments, baseline)):
                 pred = part.loc[(part["protocol"] == protocol) & ~part["invalid"].astype(bool), "pred_faulty"].dropna()
                 pts = [(*radial_position(_vector(json.loads(f), components)), f == "[]") for f in pred]
                 _scatter(ax, pts, 30, _MARKERS[i % len(_MARKERS)], f"C{i}", f"{protocol} consensus", alpha=0.55)

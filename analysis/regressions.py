@@ -46,11 +46,16 @@ Standard errors and reference distribution (``se``):
 (``firthmodels.detect_separation``). When the data separate (some ML estimate is infinite), or
 the ML fit does not converge, the spec is fitted by **Firth's penalised logistic regression**
 (``firthmodels.FirthLogisticRegression``) with profile-likelihood 95% CIs and penalised
-likelihood-ratio p-values; ``se_type`` says so and that this CI and p do **not** account for the
-clustering of trials within cases. A separated maximum-likelihood fit never prints a CI or p.
+likelihood-ratio p-values, on **case-level cells** (:func:`case_cells`: each case's mean outcome
+per design row, weight 1 per cell), so replicated epochs are not counted as evidence: the same
+per-case pattern gives the same fit with 1, 3 or 10 identical epochs (the trial-level Firth fit
+gave p = 0.142, 0.057 and 0.025). ``se_type`` says so and that this CI and p do not account for
+any remaining dependence between a case's cells (protocols, quartile rows). A separated
+maximum-likelihood fit never prints a CI or p.
 
-Multiplicity: :func:`regressions` adds ``p_holm``, Holm's step-down adjustment over the family
-of every non-intercept, non-fixed-effect coefficient with a p-value in the table (one report).
+Multiplicity: ``p_holm`` and ``family`` are filled by ``analysis.family`` (the pre-specified
+confirmatory family: M1's protocol x quartile interaction of each named treatment per benchmark,
+with Table 1's comparisons); every other p-value is exploratory.
 
 Each row of the result is one coefficient: ``odds_ratio = exp(coef)``, 95% CI
 ``exp(coef -/+ q se)`` with q the 97.5% quantile of the reference (t(G-1) or normal), two-sided
@@ -79,7 +84,7 @@ TOO_FEW_CASES = 10
 
 REGRESSION_COLUMNS: list[str] = [
     "scope", "spec", "outcome", "term", "coef", "se", "odds_ratio", "ci_low", "ci_high", "p_value",
-    "p_holm", "n", "n_cases", "se_type", "note",
+    "p_holm", "family", "n", "n_cases", "se_type", "note",
 ]
 
 
@@ -153,13 +158,31 @@ def _separated(y: np.ndarray, X: np.ndarray) -> bool:
     return bool(detect_separation(X, y, fit_intercept=False).separation)
 
 
-def _firth(y: np.ndarray, X: pd.DataFrame) -> pd.DataFrame:
-    """Firth's penalised logit: coefficients, profile-likelihood 95% CIs, penalised LRT p-values."""
+def case_cells(y: np.ndarray, X: pd.DataFrame, groups: pd.Series | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The trials as case-level aggregates: one cell per (case, design row), its mean outcome m
+    entered as two rows, y = 1 with weight m and y = 0 with weight 1 - m (zero weights dropped), so
+    that each cell weighs 1 however many replicates it holds. Returns (X, y, weights)."""
+    keys = pd.DataFrame(X.to_numpy(), index=X.index)
+    keys.insert(0, "_case", groups.to_numpy() if groups is not None else np.arange(len(X)))
+    keys["_y"] = y
+    cells = keys.groupby(list(keys.columns[:-1]), sort=True)["_y"].mean().reset_index()
+    design = cells.iloc[:, 1:-1].to_numpy(dtype=float)
+    mean = cells["_y"].to_numpy(dtype=float)
+    Xs, ys, ws = np.vstack([design, design]), np.r_[np.ones(len(mean)), np.zeros(len(mean))], np.r_[mean, 1 - mean]
+    keep = ws > 0
+    return Xs[keep], ys[keep], ws[keep]
+
+
+def _firth(y: np.ndarray, X: pd.DataFrame, groups: pd.Series | None = None) -> pd.DataFrame:
+    """Firth's penalised logit on the case-level cells (:func:`case_cells`): coefficients,
+    profile-likelihood 95% CIs, penalised LRT p-values."""
     from firthmodels import FirthLogisticRegression
 
+    design, outcome, weights = case_cells(y, X, groups)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = FirthLogisticRegression(fit_intercept=False, max_iter=100, backend="numpy").fit(X.to_numpy(), y)
+        model = FirthLogisticRegression(fit_intercept=False, max_iter=100, backend="numpy").fit(
+            design, outcome, sample_weight=weights)
         model.lrt()
         conf = np.asarray(model.conf_int(method="pl", max_iter=100), dtype=float)
     coef = np.asarray(model.coef_, dtype=float)
@@ -219,8 +242,9 @@ def fit_logit(y: pd.Series, X: pd.DataFrame, groups: pd.Series | None, se: str) 
             converged = False
     if separated or not converged:
         why = "the data separate (an ML estimate is infinite)" if separated else "the ML fit did not converge"
-        table = _firth(outcome, X)
-        return table, [f"{why}: Firth fit"], "Firth penalised, profile-likelihood CI, LRT p; not cluster-robust"
+        table = _firth(outcome, X, groups)
+        return table, [f"{why}: Firth fit on case-level cells"], (
+            "Firth penalised on case-level cells, profile-likelihood CI, LRT p; not cluster-robust")
     params = np.asarray(result.params, dtype=float)
     bse = np.asarray(result.bse, dtype=float)
     if se == "cluster":
@@ -249,16 +273,25 @@ def _configurations(data: pd.DataFrame) -> pd.Series:
 
 
 def _sample_setting(data: pd.DataFrame) -> pd.Series:
-    """Each trial's task arguments and data revisions (``config_contents``), as ``k=v`` text."""
+    """Each trial's task arguments and data revisions (from ``config_contents``), as sorted JSON."""
     if "config_contents" not in data:
-        return pd.Series("", index=data.index)
+        return pd.Series("{}", index=data.index)
 
-    def text(contents: str) -> str:
+    def setting(contents: str) -> str:
         parsed = json.loads(contents)
-        items = {**parsed.get("task_args", {}), **{f"{k} revision": v for k, v in parsed.get("data_revisions", {}).items()}}
-        return ", ".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in sorted(items.items()))
+        revisions = {f"{k} revision": v for k, v in parsed.get("data_revisions", {}).items()}
+        return json.dumps({**parsed.get("task_args", {}), **revisions}, sort_keys=True)
 
-    return data["config_contents"].astype(str).map(text)
+    return data["config_contents"].astype(str).map(setting)
+
+
+def _setting_labels(settings: list[str]) -> dict[str, str]:
+    """Each setting as ``k=v, ...`` over the keys whose values differ between the settings."""
+    parsed = {s: json.loads(s) for s in settings}
+    keys = sorted({k for p in parsed.values() for k in p
+                   if len({json.dumps(q.get(k)) for q in parsed.values()}) > 1})
+    return {s: ", ".join(f"{k}={json.dumps(p.get(k)) if not isinstance(p.get(k), str) else p[k]}" for k in keys)
+            for s, p in parsed.items()}
 
 
 def _scope_frames(samples: pd.DataFrame) -> list[tuple[str, pd.DataFrame, str]]:
@@ -270,21 +303,15 @@ def _scope_frames(samples: pd.DataFrame) -> list[tuple[str, pd.DataFrame, str]]:
         settings = sorted(set(setting[frame.index]))
         if len(settings) > 1:
             mixed.append(str(benchmark))
+        labels = _setting_labels(settings)
         for s in settings:
             part = frame[setting[frame.index] == s]
-            scopes.append((f"{benchmark} [{s or 'defaults'}]" if len(settings) > 1 else str(benchmark), part, ""))
+            scopes.append((f"{benchmark} [{labels[s]}]" if len(settings) > 1 else str(benchmark), part, ""))
     if samples["benchmark"].nunique() > 1:
         why = (f"not fitted: {', '.join(mixed)} ran several sample settings (task arguments or data), "
                "which are never pooled") if mixed else ""
         scopes.append(("pooled", samples, why))
     return scopes
-
-
-def _family(table: pd.DataFrame) -> pd.Series:
-    """Rows in the Holm family: every non-intercept, non-fixed-effect coefficient with a p-value."""
-    terms = table["term"].astype(str)
-    fixed = terms.str.startswith("benchmark[") | terms.str.startswith("config[")
-    return table["p_value"].notna() & (terms != "") & (terms != "(intercept)") & ~fixed
 
 
 def holm(pvalues: pd.Series) -> pd.Series:
@@ -320,11 +347,7 @@ def regressions(samples: pd.DataFrame, baseline_method: str = "all_at_once", se:
         for spec in SPECS:
             part = frame[frame["quartile"].astype(int).isin(spec.quartiles)]
             rows.extend(_fit_rows(scope, spec, part, baseline_method, se, why))
-    table = pd.DataFrame(rows, columns=REGRESSION_COLUMNS)
-    family = _family(table)
-    table["p_holm"] = np.nan
-    table.loc[family, "p_holm"] = holm(table.loc[family, "p_value"])
-    return table
+    return pd.DataFrame(rows, columns=REGRESSION_COLUMNS)
 
 
 def _outcome(part: pd.DataFrame) -> str:
@@ -339,7 +362,7 @@ def _fit_rows(scope: str, spec: Spec, part: pd.DataFrame, baseline_method: str, 
         return [{
             "scope": scope, "spec": spec.name, "outcome": _outcome(part), "term": "", "coef": np.nan,
             "se": np.nan, "odds_ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan,
-            "p_holm": np.nan, "n": len(part),
+            "p_holm": np.nan, "family": "exploratory", "n": len(part),
             "n_cases": part[["benchmark", "case"]].drop_duplicates().shape[0] if len(part) else 0,
             "se_type": "", "note": reason,
         }]
@@ -375,6 +398,7 @@ def _fit_rows(scope: str, spec: Spec, part: pd.DataFrame, baseline_method: str, 
     table.insert(0, "spec", spec.name)
     table.insert(0, "scope", scope)
     table["p_holm"] = np.nan
+    table["family"] = "exploratory"
     table["n"] = len(part)
     table["n_cases"] = n_cases
     table["se_type"] = se_type
