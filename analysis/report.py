@@ -244,7 +244,7 @@ def run_report(
         folder = out_dir / "figures"
         attempts = [
             ("accuracy_by_model", lambda: figs.fig_accuracy_by_model(samples, folder, treatments, baseline)),
-            ("gain_by_quartile", lambda: figs.fig_gain_by_quartile(q_gain, folder)),
+            ("gain_by_quartile", lambda: figs.fig_gain_by_quartile(q_gain, folder, outcomes)),
             ("accuracy_quartile_agents", lambda: figs.fig_accuracy_quartile_agents(samples, folder, treatments, baseline)),
             ("vote_accuracy", lambda: figs.fig_vote_accuracy(votes, folder, outcomes)),
             ("radial", lambda: figs.fig_radial(samples, votes, folder, treatments, baseline)),

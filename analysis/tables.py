@@ -245,7 +245,7 @@ def quartile_gains(
 ) -> pd.DataFrame:
     """Per benchmark, configuration, protocol pair and quartile: P, B, gain in points, relative gain."""
     columns = ["benchmark", "model", "config", "treatment", "baseline", "quartile", "acc_treatment", "acc_baseline",
-               "gain_points", "relative_gain", "n_treatment", "n_baseline"]
+               "gain_points", "relative_gain", "cases", "n_treatment", "n_baseline"]
     rows = []
     scored = _scored(samples).dropna(subset=["quartile"])
     for benchmark, frame in scored.groupby("benchmark", sort=True):
@@ -266,6 +266,7 @@ def quartile_gains(
                         "quartile": q, "acc_treatment": p_acc, "acc_baseline": b_acc,
                         "gain_points": 100 * (p_acc - b_acc),
                         "relative_gain": (p_acc - b_acc) / b_acc if b_acc else float("nan"),
+                        "cases": at_q.loc[at_q["protocol"].isin([treatment, baseline]), "case"].nunique(),
                         "n_treatment": len(t), "n_baseline": len(b),
                     })
     return pd.DataFrame(rows, columns=columns)

@@ -107,3 +107,16 @@ def make_config_logs(log_dir: Path) -> Path:
         for method in (all_at_once(), fake_poirot()):
             inspect_eval(task, solver=method, limit=8, **common)
     return log_dir
+
+
+def make_method_logs(log_dir: Path) -> Path:
+    """Three methods (the judge, the stand-in POIROT, the most-frequent-sender floor) on three
+    benchmarks (6 cases each of CORTEX, TradingAgents and Who&When hand-crafted), one offline model."""
+    from solvers.floors import floor_most_frequent
+    from tasks.blame_trading import blame_trading
+
+    common = {"display": "none", "log_dir": str(log_dir), "model": "offline/first"}
+    for task in (blame_cortex(), blame_trading(), who_and_when(subset="hand_crafted")):
+        for method in (all_at_once(), fake_poirot(), floor_most_frequent()):
+            inspect_eval(task, solver=method, limit=6, **common)
+    return log_dir
