@@ -77,6 +77,7 @@ GENERATOR = "blame report"
 PACKAGES: tuple[str, ...] = (
     "blame-bench", "inspect_ai", "pandas", "numpy", "statsmodels", "scipy", "matplotlib",
 )
+DEFAULT_BASELINE = "all_at_once"
 OWNED: tuple[str, ...] = ("frames", "tables", "figures", "report.md", "manifest.json")
 
 
@@ -135,7 +136,7 @@ def run_report(
     out: str | Path,
     *,
     treatments: Sequence[str] | None = None,
-    baseline: str = "all_at_once",
+    baseline: str | None = None,
     se: str = "cluster",
     metrics: Mapping[str, str] | None = None,
     figures: bool = True,
@@ -144,10 +145,11 @@ def run_report(
 ) -> ReportResult:
     """Read ``log_dir``, write the whole report to ``out`` (module docstring); return what was written.
 
-    ``treatments``: the methods compared with ``baseline`` in Table 1 and the confirmatory family
-    (``analysis.family``); None: every method in the logs but the baseline. Raises
-    :class:`ReportError` with a user-facing message when there is nothing to report or a named
-    method is in no log.
+    ``treatments``: the methods compared with ``baseline`` (None: :data:`DEFAULT_BASELINE`) in
+    Table 1 and the confirmatory family (``analysis.family``); None: every method in the logs but
+    the baseline. Raises :class:`ReportError` with a user-facing message when there is nothing to
+    report or a method named explicitly is in no log (the default baseline may be absent: Table 1
+    then says the comparison is unavailable).
     """
     if se not in ("cluster", "model"):
         raise ReportError(f"--se must be 'cluster' or 'model', got {se!r}")
@@ -171,7 +173,9 @@ def run_report(
     except OutcomeError as e:
         raise ReportError(str(e)) from e
     methods = sorted(set(samples["method"].astype(str)))
-    for option, names in (("--baseline", [baseline]), ("--treatment", list(treatments or []))):
+    named = [baseline] if baseline is not None else []
+    baseline = baseline if baseline is not None else DEFAULT_BASELINE
+    for option, names in (("--baseline", named), ("--treatment", list(treatments or []))):
         unknown = [n for n in names if n not in methods]
         if unknown:
             raise ReportError(f"{option} {', '.join(unknown)}: no such method in these logs (present: {', '.join(methods)})")

@@ -170,7 +170,7 @@ def _table1_section(part: pd.DataFrame, informed: bool) -> list[str]:
         intervals = sorted(set(by_config.loc[by_config["group"] == "overall", "interval"].astype(str)) - {""})
         parts.append(f"Test: {', '.join(tests) or DASH}; interval: {', '.join(intervals) or DASH}.\n")
         if dropped:
-            parts.append("Cases left out of the paired comparison (one side did not score them):\n\n"
+            parts.append("Cases one side did not score (left out of the paired comparison, or why it is unpaired):\n\n"
                          + "\n".join(dropped) + "\n")
         parts.append("By fault group (exploratory, no multiplicity adjustment):\n")
         parts.append(markdown_table(pd.DataFrame(groups), align=["l"] + ["r"] * 6))

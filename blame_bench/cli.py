@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--treatment", action="append", default=[], metavar="METHOD",
                         help="Attribution.method compared with the baseline in Table 1 and the confirmatory "
                         "family; repeatable (default: every method in the logs but the baseline)")
-    report.add_argument("--baseline", default="all_at_once", metavar="METHOD",
+    report.add_argument("--baseline", default=None, metavar="METHOD",
                         help="Attribution.method of the baseline and regression reference (default: all_at_once)")
     report.add_argument("--se", choices=["cluster", "model"], default="cluster",
                         help="regression standard errors: clustered by case (default) or model-based")

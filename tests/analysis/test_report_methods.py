@@ -14,6 +14,7 @@ from analysis_logs import make_method_logs
 import analysis.figures as figures
 from analysis._format import MAX_WIDTH
 from analysis.report import ReportError, run_report
+from blame_bench.cli import main
 
 BENCHMARKS = {"blame/cortex", "blame/trading", "who_and_when/hand_crafted"}
 METHODS = {"all_at_once", "poirot", "floor_most_frequent"}
@@ -68,6 +69,8 @@ def test_table1_has_a_row_per_method_and_benchmark_and_every_benchmark_an_accura
     text = (out / "report.md").read_text()
     assert "## Confirmatory family" in text and "Treatment methods `floor_most_frequent`, `poirot`" in text
     assert "# Accuracy of every method" in text.replace("##", "#")
+    for name in ("quartiles.md", "power.md", "accuracy.md", "table1.md"):  # each names its outcome
+        assert "vector.exact" in (out / "tables" / name).read_text(), name
 
 
 def test_no_markdown_table_is_wider_than_120_characters(report) -> None:
@@ -93,10 +96,13 @@ def test_every_figure_names_outcome_n_and_interval_and_clips_nothing(report) -> 
             assert any(o in words for o in ("vector.exact", "attribution.agent")), figure["stem"]
 
 
-def test_unknown_treatment_or_baseline_is_an_error(report, tmp_path: Path) -> None:
+def test_unknown_treatment_or_baseline_is_an_error(report, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A misspelt method is a one-line error (exit status 1 from the CLI), not an empty Table 1."""
     out, _ = report
     logs = Path(json.loads((out / "manifest.json").read_text())["log_dir"])
     for options in ({"treatments": ["poirrot"]}, {"baseline": "nobody"}):
         with pytest.raises(ReportError, match="no such method in these logs"):
             run_report(logs, tmp_path / "x", progress=None, **options)
+    assert main(["report", str(logs), "--out", str(tmp_path / "y"), "--quiet", "--treatment", "poirot",
+                 "--treatment", "poirrot"]) == 1
+    assert "blame report: --treatment poirrot: no such method" in capsys.readouterr().err
