@@ -6,11 +6,13 @@ One module per concept:
 - :mod:`analysis.configs`: configuration identity (model, settings, task arguments) as a hash
 - :mod:`analysis.outcomes`: the outcome each benchmark is compared on (``--metric``)
 - :mod:`analysis.complexity`: per-case reasoning complexity and quartiles
-- :mod:`analysis.significance`: case-level tests and intervals of a gain (exact sign-flip,
-  case permutation, case bootstrap)
+- :mod:`analysis.significance`: case-level tests and intervals of a gain (exact sign-flip and
+  its inverted interval, case permutation, case bootstrap)
 - :mod:`analysis.power`: the smallest gain the case-level test detects (``blame power``)
 - :mod:`analysis.regressions`: logistic regressions with odds ratios (CR3 by case, t(G-1), Firth)
 - :mod:`analysis.tables`: Table 1, accuracy by quartile, Who&When accuracy (Markdown + CSV)
+- :mod:`analysis.accuracy`: every method's accuracy per benchmark with case-level intervals
+- :mod:`analysis.family`: the pre-specified confirmatory family and Holm's adjustment
 - :mod:`analysis.views`: RAFFLES' and AgentForesight's views, per-dimension P/R/F1
 - :mod:`analysis.radial`: the radial embedding of binary attribution vectors
 - :mod:`analysis.figures`: the figures (PNG + PDF)
@@ -19,12 +21,14 @@ One module per concept:
 Importing this package does not import matplotlib, statsmodels or firthmodels; they load when used.
 """
 
+from analysis.accuracy import accuracy_table
 from analysis.complexity import MULTI_AGENT_METHODS, add_complexity, complexity_frame, participants
 from analysis.frames import SAMPLE_COLUMNS, VOTE_COLUMNS, LogSet, read_logs, votes_frame
+from analysis.family import confirmatory_family
 from analysis.radial import dimension_angle, radial_position
 from analysis.regressions import regressions
 from analysis.report import ReportError, run_report
-from analysis.significance import gain_test, mcnemar_exact, sign_flip_exact
+from analysis.significance import gain_test, mcnemar_exact, sign_flip_exact, sign_flip_interval
 from analysis.tables import quartile_accuracy, quartile_gains, table1, who_and_when_table
 
 __all__ = [
@@ -33,8 +37,10 @@ __all__ = [
     "VOTE_COLUMNS",
     "LogSet",
     "ReportError",
+    "accuracy_table",
     "add_complexity",
     "complexity_frame",
+    "confirmatory_family",
     "dimension_angle",
     "gain_test",
     "mcnemar_exact",
@@ -47,6 +53,7 @@ __all__ = [
     "run_report",
     "table1",
     "sign_flip_exact",
+    "sign_flip_interval",
     "votes_frame",
     "who_and_when_table",
 ]

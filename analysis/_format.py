@@ -25,18 +25,23 @@ def _missing(x: object) -> bool:
         return False
 
 
+def _clean(x: float, digits: int) -> float:
+    """Rounded to ``digits`` with the sign of zero dropped: -0.04 and -0.0 print as 0.0."""
+    return round(x, digits) + 0.0
+
+
 def pct(x: object, digits: int = 1) -> str:
     """A proportion as a percentage: 0.5333 -> ``53.3``."""
-    return DASH if _missing(x) else f"{100 * float(x):.{digits}f}"  # type: ignore[arg-type]
+    return DASH if _missing(x) else f"{_clean(100 * float(x), digits):.{digits}f}"  # type: ignore[arg-type]
 
 
 def points(x: object, digits: int = 1) -> str:
-    """A signed difference in points: ``+16.7``, ``-3.0``, ``+0.0``."""
-    return DASH if _missing(x) else f"{float(x):+.{digits}f}"  # type: ignore[arg-type]
+    """A signed difference in points: ``+16.7``, ``-3.0``, ``+0.0`` (never ``-0.0``)."""
+    return DASH if _missing(x) else f"{_clean(float(x), digits):+.{digits}f}"  # type: ignore[arg-type]
 
 
 def number(x: object, digits: int = 2) -> str:
-    return DASH if _missing(x) else f"{float(x):.{digits}f}"  # type: ignore[arg-type]
+    return DASH if _missing(x) else f"{_clean(float(x), digits):.{digits}f}"  # type: ignore[arg-type]
 
 
 def pvalue(p: object) -> str:
@@ -47,27 +52,46 @@ def pvalue(p: object) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3g}"
 
 
-def markdown_table(frame: pd.DataFrame, align: Sequence[str] | None = None) -> str:
-    """A GitHub pipe table of ``frame`` (every cell already a string or a plain value)."""
+MAX_WIDTH = 120
+"""No Markdown table line is wider than this: a wider table is split into several."""
+
+
+def markdown_table(frame: pd.DataFrame, align: Sequence[str] | None = None, keep: int = 1) -> str:
+    """A GitHub pipe table of ``frame`` (every cell already a string or a plain value). When a line
+    would pass :data:`MAX_WIDTH` characters, the columns after the first ``keep`` are split over
+    several tables, each repeating those ``keep`` columns."""
     headers = [str(c) for c in frame.columns]
-    if align is None:
-        align = ["l"] + ["r"] * (len(headers) - 1)
-    rule = ["---:" if a == "r" else ":---" for a in align]
+    align = list(align) if align is not None else ["l"] + ["r"] * (len(headers) - 1)
 
     def cell(value: object) -> str:
         text = DASH if _missing(value) else str(value)
         return text.replace("|", "\\|").replace("\n", " ")
 
-    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(rule) + " |"]
-    for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
-    return "\n".join(lines) + "\n"
+    cells = [[cell(v) for v in row] for row in frame.itertuples(index=False)]
+    widths = [max([len(h), 4, *(len(r[i]) for r in cells)]) + 3 for i, h in enumerate(headers)]
+    chunks: list[list[int]] = [[]]
+    for i in range(keep, len(headers)):
+        used = 1 + sum(widths[j] for j in [*range(keep), *chunks[-1], i])
+        if chunks[-1] and used > MAX_WIDTH:
+            chunks.append([])
+        chunks[-1].append(i)
+    tables = []
+    for chunk in chunks:
+        columns = [*range(min(keep, len(headers))), *chunk]
+        rule = ["---:" if align[i] == "r" else ":---" for i in columns]
+        lines = ["| " + " | ".join(headers[i] for i in columns) + " |", "| " + " | ".join(rule) + " |"]
+        lines += ["| " + " | ".join(r[i] for i in columns) + " |" for r in cells]
+        tables.append("\n".join(lines) + "\n")
+    return "\n".join(tables)
 
 
 def write_csv(frame: pd.DataFrame, path: Path) -> None:
-    """CSV with 6 significant digits for floats, ``\\n`` line ends and no index."""
+    """CSV with 6 significant digits for floats (rounded to 12 decimals first, so floating dust
+    such as 5.55e-15 is written 0 and no zero carries a sign), ``\\n`` line ends and no index."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
+    floats = frame.select_dtypes("float").columns
+    clean = frame.assign(**{c: frame[c].round(12) + 0.0 for c in floats}) if len(floats) else frame
+    clean.to_csv(path, index=False, float_format="%.6g", lineterminator="\n")
 
 
 def write_text(text: str, path: Path) -> None:

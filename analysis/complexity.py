@@ -10,8 +10,9 @@ plus measured, ``frames.usage_fields``) and P_t participating agents:
   ``P_t = 1`` for a single-judge method (all_at_once, ...). :func:`participants` is the single
   source of truth for this rule.
 - per-agent reasoning burden ``r_t = R_t / P_t``.
-- complexity of case c: ``C_c = mean over models m of ( mean over the trials t of c by m of r_t )``,
-  so every model weighs the same whatever its number of epochs or protocols. Trials without a
+- complexity of case c: ``C_c = mean over configurations k of ( mean over the trials t of c in k of r_t )``,
+  a configuration being a model with its settings (``analysis.configs``), so every configuration
+  weighs the same whatever its number of epochs or protocols. Trials without a
   usage record (``reasoning_source == "missing"``: no Attribution) are left out; a case with no
   usable trial has no complexity and no quartile.
 - quartiles, **within each benchmark**: the cases are ordered by (C_c, case id) and the i-th of
@@ -46,7 +47,7 @@ MULTI_AGENT_METHODS: frozenset[str] = frozenset({"poirot"})
 """``Attribution.method`` values whose reasoning is spread over ``n_agents`` personas."""
 
 COMPLEXITY_COLUMNS: list[str] = [
-    "benchmark", "case", "n_trials", "n_models", "complexity", "reasoning_source",
+    "benchmark", "case", "n_trials", "n_configs", "complexity", "reasoning_source",
     "share_estimated", "quartile",
 ]
 
@@ -90,13 +91,13 @@ def complexity_frame(samples: pd.DataFrame, warnings: list[str] | None = None) -
     rows = []
     for (benchmark, case), group in samples.groupby(["benchmark", "case"], sort=True):
         trials = group[(group["reasoning_source"] != "missing") & group["reasoning_per_agent"].notna()]
-        per_model = trials.groupby("model", sort=True)["reasoning_per_agent"].mean()
+        per_model = trials.groupby(["model", "config"], sort=True)["reasoning_per_agent"].mean()
         total = trials["reasoning_tokens"].sum()
         rows.append({
             "benchmark": benchmark,
             "case": case,
             "n_trials": len(trials),
-            "n_models": len(per_model),
+            "n_configs": len(per_model),
             "complexity": float(per_model.mean()) if len(per_model) else np.nan,
             "reasoning_source": _case_source(trials["reasoning_source"]) if len(trials) else "missing",
             "share_estimated": float(trials["reasoning_tokens_estimated"].sum() / total) if total else np.nan,

@@ -55,7 +55,17 @@ def _match(benchmark: str, prefixes: Iterable[str]) -> str | None:
     return max(hits, key=len) if hits else None
 
 
+def is_accuracy(key: str) -> bool:
+    """An outcome must be an accuracy: ``vector.exact``, ``attribution.agent|step|joint`` or
+    ``attribution.step_within_<k>`` (not validity, auditing counts or Who&When's substring rule)."""
+    scorer, _, name = key.partition(".")
+    if scorer == "vector":
+        return name == "exact"
+    return scorer == "attribution" and (name in ("agent", "step", "joint") or name.startswith("step_within_"))
+
+
 def _binary_keys(frame: pd.DataFrame) -> list[str]:
+    """The accuracy keys with a per-sample 0/1 value in ``frame``."""
     keys = []
     for column in frame.columns:
         if "_" not in column or column in ("correct",):
@@ -63,7 +73,7 @@ def _binary_keys(frame: pd.DataFrame) -> list[str]:
         values = pd.to_numeric(frame[column], errors="coerce") if frame[column].dtype != object else None
         if values is not None and values.notna().any() and values.dropna().isin([0.0, 1.0]).all():
             scorer, _, key = column.partition("_")
-            if scorer in ("vector", "attribution", "auditing"):
+            if is_accuracy(f"{scorer}.{key}"):
                 keys.append(f"{scorer}.{key}")
     return sorted(keys)
 
@@ -87,10 +97,10 @@ def choose_outcomes(samples: pd.DataFrame, chosen: Mapping[str, str]) -> tuple[p
         default = _match(benchmark, DEFAULT_OUTCOMES)
         key = chosen[user] if user else (DEFAULT_OUTCOMES[default] if default else None)
         column = key.replace(".", "_", 1) if key else None
-        usable = column is not None and column in out and out.loc[rows, column].notna().any()
+        usable = column is not None and column in out and out.loc[rows, column].notna().any() and is_accuracy(key)
         if user and not usable:
             valid = ", ".join(_binary_keys(out[rows])) or "none"
-            raise OutcomeError(f"--metric {user}={key}: {benchmark} has no per-sample value {key!r} (valid: {valid})")
+            raise OutcomeError(f"--metric {user}={key}: {benchmark} has no per-sample accuracy {key!r} (valid: {valid})")
         if usable:
             out.loc[rows, "correct"] = out.loc[rows, column].astype(float)
             out.loc[rows, "outcome"] = key

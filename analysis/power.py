@@ -45,7 +45,7 @@ POWER_REPS = 1000
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(64)
 _WEIGHTS = _WEIGHTS / math.sqrt(2 * math.pi)
 
-POWER_COLUMNS = ["benchmark", "model", "config", "cases", "epochs", "baseline_accuracy", "tau", "tau_source",
+POWER_COLUMNS = ["benchmark", "outcome", "model", "config", "cases", "epochs", "baseline_accuracy", "tau", "tau_source",
                  "detectable_gain_points"]
 
 
@@ -163,7 +163,8 @@ def power_from_samples(samples: pd.DataFrame, baseline_method: str = "all_at_onc
         per_case = frame.groupby("case")["correct"].agg(["mean", "size"])
         cases, epochs = len(per_case), int(per_case["size"].median())
         baseline = float(per_case["mean"].mean())
-        row = {"benchmark": benchmark, "model": model, "config": config, "cases": cases, "epochs": epochs,
+        outcome = ", ".join(sorted(set(frame["outcome"].dropna().astype(str)))) if "outcome" in frame else ""
+        row = {"benchmark": benchmark, "outcome": outcome, "model": model, "config": config, "cases": cases, "epochs": epochs,
                "baseline_accuracy": baseline, "tau": np.nan, "tau_source": "", "detectable_gain_points": np.nan}
         if cases >= 2 and 0 < baseline < 1:
             if (per_case["size"] >= 2).all() and cases >= 3:
@@ -194,10 +195,11 @@ def power_markdown(table: pd.DataFrame) -> str:
     shown = pd.DataFrame({
         "benchmark": table["benchmark"], "model": [f"{m} `{c}`" for m, c in zip(table["model"], table["config"])],
         "cases": table["cases"].astype(str), "epochs": table["epochs"].astype(str),
+        "outcome": table["outcome"],
         "baseline %": table["baseline_accuracy"].map(pct), "tau": table["tau"].map(number),
         "tau from": table["tau_source"], "detectable gain (points)": table["detectable_gain_points"].map(lambda x: number(x, 1)),
     })
-    parts.append(markdown_table(shown, align=["l", "l", "r", "r", "r", "r", "l", "r"]))
+    parts.append(markdown_table(shown, align=["l", "l", "r", "r", "l", "r", "r", "l", "r"], keep=2))
     return "\n".join(parts)
 
 

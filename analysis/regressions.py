@@ -12,11 +12,16 @@ other than the reference protocol, which is the baseline method's protocol, ``al
 - **M2 (+ agents)**: M1 ``+ h A + sum_j k_j P_j A`` with A = ``n_agents`` of the case's system.
 - **M3 (agents in Q3-Q4)**: M2 fitted only on trials of cases in quartiles 3 and 4.
 
-Scopes: each benchmark on its own, and ``pooled`` (all benchmarks together, when there are
-several) with a **benchmark fixed effect** (one indicator per benchmark but the first), so that
-between-benchmark differences are not loaded onto ``n_agents``; with one system size per
-benchmark (BLAME) ``n_agents`` is then collinear with the fixed effects and dropped, and only the
-protocol x agents interaction is identified.
+Scopes: each benchmark and **sample setting** (the task arguments and data revisions of the
+configuration, ``analysis.configs``: runs with and without ``with_reference_answer`` are separate
+scopes, named ``<benchmark> [<arguments>]`` when a benchmark has several), and ``pooled`` (all
+benchmarks together, when there are several and each has one sample setting; otherwise not
+fitted, and the row says why) with a **benchmark fixed effect** (one indicator per benchmark but
+the first), so that between-benchmark differences are not loaded onto ``n_agents``; with one
+system size per benchmark (BLAME) ``n_agents`` is then collinear with the fixed effects and
+dropped, and only the protocol x agents interaction is identified. Several models (or model
+settings) in one scope get a **configuration fixed effect** ``config[<model> <hash>]`` (one
+indicator per configuration but the first): a fit over models never treats them as one.
 
 Estimation: ``statsmodels`` ``Logit`` (Newton, up to 200 iterations). Columns that are constant in
 the fitted data, or linearly dependent on earlier ones (design order: intercept, benchmarks,
@@ -41,11 +46,16 @@ Standard errors and reference distribution (``se``):
 (``firthmodels.detect_separation``). When the data separate (some ML estimate is infinite), or
 the ML fit does not converge, the spec is fitted by **Firth's penalised logistic regression**
 (``firthmodels.FirthLogisticRegression``) with profile-likelihood 95% CIs and penalised
-likelihood-ratio p-values; ``se_type`` says so and that this CI and p do **not** account for the
-clustering of trials within cases. A separated maximum-likelihood fit never prints a CI or p.
+likelihood-ratio p-values, on **case-level cells** (:func:`case_cells`: each case's mean outcome
+per design row, weight 1 per cell), so replicated epochs are not counted as evidence: the same
+per-case pattern gives the same fit with 1, 3 or 10 identical epochs (the trial-level Firth fit
+gave p = 0.142, 0.057 and 0.025). ``se_type`` says so and that this CI and p do not account for
+any remaining dependence between a case's cells (protocols, quartile rows). A separated
+maximum-likelihood fit never prints a CI or p.
 
-Multiplicity: :func:`regressions` adds ``p_holm``, Holm's step-down adjustment over the family
-of every non-intercept, non-fixed-effect coefficient with a p-value in the table (one report).
+Multiplicity: ``p_holm`` and ``family`` are filled by ``analysis.family`` (the pre-specified
+confirmatory family: M1's protocol x quartile interaction of each named treatment per benchmark,
+with Table 1's comparisons); every other p-value is exploratory.
 
 Each row of the result is one coefficient: ``odds_ratio = exp(coef)``, 95% CI
 ``exp(coef -/+ q se)`` with q the 97.5% quantile of the reference (t(G-1) or normal), two-sided
@@ -54,6 +64,7 @@ Wald p-value, and the ``se_type`` used.
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -73,7 +84,7 @@ TOO_FEW_CASES = 10
 
 REGRESSION_COLUMNS: list[str] = [
     "scope", "spec", "outcome", "term", "coef", "se", "odds_ratio", "ci_low", "ci_high", "p_value",
-    "p_holm", "n", "n_cases", "se_type", "note",
+    "p_holm", "family", "n", "n_cases", "se_type", "note",
 ]
 
 
@@ -103,12 +114,16 @@ def reference_protocol(protocols: Sequence[str], methods: Sequence[str], baselin
 def design_matrix(data: pd.DataFrame, reference: str, agents: bool) -> tuple[pd.DataFrame, list[str]]:
     """The design of M1 (or M2 with ``agents``), minus dropped columns; returns (X, notes).
 
-    With more than one benchmark in ``data`` the benchmark fixed effects follow the intercept.
+    With more than one benchmark in ``data`` the benchmark fixed effects follow the intercept, then
+    with more than one configuration the configuration fixed effects.
     """
     columns: dict[str, np.ndarray] = {"(intercept)": np.ones(len(data))}
     if "benchmark" in data:
         for benchmark in sorted(set(data["benchmark"].astype(str)))[1:]:
             columns[f"benchmark[{benchmark}]"] = (data["benchmark"].astype(str) == benchmark).astype(float).to_numpy()
+    strata = _configurations(data)
+    for stratum in sorted(set(strata))[1:]:
+        columns[f"config[{stratum}]"] = (strata == stratum).astype(float).to_numpy()
     q = data["quartile"].astype(float).to_numpy()
     others = sorted(set(data["protocol"]) - {reference})
     indicators = {p: (data["protocol"] == p).astype(float).to_numpy() for p in others}
@@ -143,13 +158,31 @@ def _separated(y: np.ndarray, X: np.ndarray) -> bool:
     return bool(detect_separation(X, y, fit_intercept=False).separation)
 
 
-def _firth(y: np.ndarray, X: pd.DataFrame) -> pd.DataFrame:
-    """Firth's penalised logit: coefficients, profile-likelihood 95% CIs, penalised LRT p-values."""
+def case_cells(y: np.ndarray, X: pd.DataFrame, groups: pd.Series | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The trials as case-level aggregates: one cell per (case, design row), its mean outcome m
+    entered as two rows, y = 1 with weight m and y = 0 with weight 1 - m (zero weights dropped), so
+    that each cell weighs 1 however many replicates it holds. Returns (X, y, weights)."""
+    keys = pd.DataFrame(X.to_numpy(), index=X.index)
+    keys.insert(0, "_case", groups.to_numpy() if groups is not None else np.arange(len(X)))
+    keys["_y"] = y
+    cells = keys.groupby(list(keys.columns[:-1]), sort=True)["_y"].mean().reset_index()
+    design = cells.iloc[:, 1:-1].to_numpy(dtype=float)
+    mean = cells["_y"].to_numpy(dtype=float)
+    Xs, ys, ws = np.vstack([design, design]), np.r_[np.ones(len(mean)), np.zeros(len(mean))], np.r_[mean, 1 - mean]
+    keep = ws > 0
+    return Xs[keep], ys[keep], ws[keep]
+
+
+def _firth(y: np.ndarray, X: pd.DataFrame, groups: pd.Series | None = None) -> pd.DataFrame:
+    """Firth's penalised logit on the case-level cells (:func:`case_cells`): coefficients,
+    profile-likelihood 95% CIs, penalised LRT p-values."""
     from firthmodels import FirthLogisticRegression
 
+    design, outcome, weights = case_cells(y, X, groups)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = FirthLogisticRegression(fit_intercept=False, max_iter=100, backend="numpy").fit(X.to_numpy(), y)
+        model = FirthLogisticRegression(fit_intercept=False, max_iter=100, backend="numpy").fit(
+            design, outcome, sample_weight=weights)
         model.lrt()
         conf = np.asarray(model.conf_int(method="pl", max_iter=100), dtype=float)
     coef = np.asarray(model.coef_, dtype=float)
@@ -209,8 +242,9 @@ def fit_logit(y: pd.Series, X: pd.DataFrame, groups: pd.Series | None, se: str) 
             converged = False
     if separated or not converged:
         why = "the data separate (an ML estimate is infinite)" if separated else "the ML fit did not converge"
-        table = _firth(outcome, X)
-        return table, [f"{why}: Firth fit"], "Firth penalised, profile-likelihood CI, LRT p; not cluster-robust"
+        table = _firth(outcome, X, groups)
+        return table, [f"{why}: Firth fit on case-level cells"], (
+            "Firth penalised on case-level cells, profile-likelihood CI, LRT p; not cluster-robust")
     params = np.asarray(result.params, dtype=float)
     bse = np.asarray(result.bse, dtype=float)
     if se == "cluster":
@@ -232,17 +266,52 @@ def fit_logit(y: pd.Series, X: pd.DataFrame, groups: pd.Series | None, se: str) 
     return table, [], se_type
 
 
-def _scope_frames(samples: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    scopes = [(b, g) for b, g in samples.groupby("benchmark", sort=True)]
-    if len(scopes) > 1:
-        scopes.append(("pooled", samples))
+def _configurations(data: pd.DataFrame) -> pd.Series:
+    """Each trial's configuration (model and hash): the strata of the configuration fixed effect."""
+    model = data["model"].astype(str) if "model" in data else pd.Series("", index=data.index)
+    return model + (" " + data["config"].astype(str) if "config" in data else "")
+
+
+def _sample_setting(data: pd.DataFrame) -> pd.Series:
+    """Each trial's task arguments and data revisions (from ``config_contents``), as sorted JSON."""
+    if "config_contents" not in data:
+        return pd.Series("{}", index=data.index)
+
+    def setting(contents: str) -> str:
+        parsed = json.loads(contents)
+        revisions = {f"{k} revision": v for k, v in parsed.get("data_revisions", {}).items()}
+        return json.dumps({**parsed.get("task_args", {}), **revisions}, sort_keys=True)
+
+    return data["config_contents"].astype(str).map(setting)
+
+
+def _setting_labels(settings: list[str]) -> dict[str, str]:
+    """Each setting as ``k=v, ...`` over the keys whose values differ between the settings."""
+    parsed = {s: json.loads(s) for s in settings}
+    keys = sorted({k for p in parsed.values() for k in p
+                   if len({json.dumps(q.get(k)) for q in parsed.values()}) > 1})
+    return {s: ", ".join(f"{k}={json.dumps(p.get(k)) if not isinstance(p.get(k), str) else p[k]}" for k in keys)
+            for s, p in parsed.items()}
+
+
+def _scope_frames(samples: pd.DataFrame) -> list[tuple[str, pd.DataFrame, str]]:
+    """(scope, trials, why not fitted or ""): per benchmark and sample setting, and pooled."""
+    setting = _sample_setting(samples)
+    scopes: list[tuple[str, pd.DataFrame, str]] = []
+    mixed: list[str] = []
+    for benchmark, frame in samples.groupby("benchmark", sort=True):
+        settings = sorted(set(setting[frame.index]))
+        if len(settings) > 1:
+            mixed.append(str(benchmark))
+        labels = _setting_labels(settings)
+        for s in settings:
+            part = frame[setting[frame.index] == s]
+            scopes.append((f"{benchmark} [{labels[s]}]" if len(settings) > 1 else str(benchmark), part, ""))
+    if samples["benchmark"].nunique() > 1:
+        why = (f"not fitted: {', '.join(mixed)} ran several sample settings (task arguments or data), "
+               "which are never pooled") if mixed else ""
+        scopes.append(("pooled", samples, why))
     return scopes
-
-
-def _family(table: pd.DataFrame) -> pd.Series:
-    """Rows in the Holm family: every non-intercept, non-fixed-effect coefficient with a p-value."""
-    terms = table["term"].astype(str)
-    return table["p_value"].notna() & (terms != "") & (terms != "(intercept)") & ~terms.str.startswith("benchmark[")
 
 
 def holm(pvalues: pd.Series) -> pd.Series:
@@ -274,15 +343,11 @@ def regressions(samples: pd.DataFrame, baseline_method: str = "all_at_once", se:
         raise ValueError(f"regressions need columns {missing}")
     data = samples.dropna(subset=["correct", "quartile"])
     rows: list[dict[str, object]] = []
-    for scope, frame in _scope_frames(data):
+    for scope, frame, why in _scope_frames(data):
         for spec in SPECS:
             part = frame[frame["quartile"].astype(int).isin(spec.quartiles)]
-            rows.extend(_fit_rows(scope, spec, part, baseline_method, se))
-    table = pd.DataFrame(rows, columns=REGRESSION_COLUMNS)
-    family = _family(table)
-    table["p_holm"] = np.nan
-    table.loc[family, "p_holm"] = holm(table.loc[family, "p_value"])
-    return table
+            rows.extend(_fit_rows(scope, spec, part, baseline_method, se, why))
+    return pd.DataFrame(rows, columns=REGRESSION_COLUMNS)
 
 
 def _outcome(part: pd.DataFrame) -> str:
@@ -291,16 +356,19 @@ def _outcome(part: pd.DataFrame) -> str:
     return ", ".join(sorted(set(part["outcome"].dropna().astype(str))))
 
 
-def _fit_rows(scope: str, spec: Spec, part: pd.DataFrame, baseline_method: str, se: str) -> list[dict[str, object]]:
+def _fit_rows(scope: str, spec: Spec, part: pd.DataFrame, baseline_method: str, se: str,
+              why: str = "") -> list[dict[str, object]]:
     def unavailable(reason: str) -> list[dict[str, object]]:
         return [{
             "scope": scope, "spec": spec.name, "outcome": _outcome(part), "term": "", "coef": np.nan,
             "se": np.nan, "odds_ratio": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan,
-            "p_holm": np.nan, "n": len(part),
+            "p_holm": np.nan, "family": "exploratory", "n": len(part),
             "n_cases": part[["benchmark", "case"]].drop_duplicates().shape[0] if len(part) else 0,
             "se_type": "", "note": reason,
         }]
 
+    if why:
+        return unavailable(why)
     if part.empty:
         return unavailable("not estimable: no trials with a quartile")
     if part["protocol"].nunique() < 2:
@@ -330,6 +398,7 @@ def _fit_rows(scope: str, spec: Spec, part: pd.DataFrame, baseline_method: str, 
     table.insert(0, "spec", spec.name)
     table.insert(0, "scope", scope)
     table["p_holm"] = np.nan
+    table["family"] = "exploratory"
     table["n"] = len(part)
     table["n_cases"] = n_cases
     table["se_type"] = se_type

@@ -8,7 +8,9 @@ Output layout (all paths relative to DIR)::
     frames/samples.csv        the sample frame (analysis.frames), complexity and quartile joined
     frames/votes.csv          the per-persona votes frame
     frames/complexity.csv     one row per case: complexity, quartile, reasoning source
-    tables/table1.{md,csv}    treatment vs baseline per benchmark and model (k=1, k>1, overall)
+    tables/table1.{md,csv}    every treatment vs the baseline per benchmark and configuration (overall,
+                              k=1, k>1); table1_label_informed.md the label-informed protocols
+    tables/accuracy.{md,csv}  every method's accuracy per benchmark and configuration, case-level CIs
     tables/quartiles.{md,csv} accuracy per complexity quartile; quartile_gains.csv the gains
     tables/who_and_when.{md,csv}
     tables/regressions.{md,csv}
@@ -40,7 +42,7 @@ import shutil
 import sys
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -48,7 +50,9 @@ import pandas as pd
 
 from analysis import figures as figs
 from analysis._format import markdown_table, write_csv, write_text
+from analysis.accuracy import accuracy_markdown, accuracy_table
 from analysis.complexity import add_complexity, complexity_frame
+from analysis.family import confirmatory_family
 from analysis.frames import read_logs
 from analysis.outcomes import OutcomeError, align_votes, choose_outcomes
 from analysis.power import power_from_samples, power_markdown
@@ -61,6 +65,7 @@ from analysis.tables import (
     regressions_markdown,
     table1,
     table1_markdown,
+    treatment_methods,
     who_and_when_markdown,
     who_and_when_table,
 )
@@ -72,6 +77,7 @@ GENERATOR = "blame report"
 PACKAGES: tuple[str, ...] = (
     "blame-bench", "inspect_ai", "pandas", "numpy", "statsmodels", "scipy", "matplotlib",
 )
+DEFAULT_BASELINE = "all_at_once"
 OWNED: tuple[str, ...] = ("frames", "tables", "figures", "report.md", "manifest.json")
 
 
@@ -129,8 +135,8 @@ def run_report(
     log_dir: str | Path,
     out: str | Path,
     *,
-    treatment: str = "poirot",
-    baseline: str = "all_at_once",
+    treatments: Sequence[str] | None = None,
+    baseline: str | None = None,
     se: str = "cluster",
     metrics: Mapping[str, str] | None = None,
     figures: bool = True,
@@ -139,7 +145,11 @@ def run_report(
 ) -> ReportResult:
     """Read ``log_dir``, write the whole report to ``out`` (module docstring); return what was written.
 
-    Raises :class:`ReportError` with a user-facing message when there is nothing to report.
+    ``treatments``: the methods compared with ``baseline`` (None: :data:`DEFAULT_BASELINE`) in
+    Table 1 and the confirmatory family (``analysis.family``); None: every method in the logs but
+    the baseline. Raises :class:`ReportError` with a user-facing message when there is nothing to
+    report or a method named explicitly is in no log (the default baseline may be absent: Table 1
+    then says the comparison is unavailable).
     """
     if se not in ("cluster", "model"):
         raise ReportError(f"--se must be 'cluster' or 'model', got {se!r}")
@@ -162,6 +172,14 @@ def run_report(
         samples, outcomes = choose_outcomes(logset.samples, metrics or {})
     except OutcomeError as e:
         raise ReportError(str(e)) from e
+    methods = sorted(set(samples["method"].astype(str)))
+    named = [baseline] if baseline is not None else []
+    baseline = baseline if baseline is not None else DEFAULT_BASELINE
+    for option, names in (("--baseline", named), ("--treatment", list(treatments or []))):
+        unknown = [n for n in names if n not in methods]
+        if unknown:
+            raise ReportError(f"{option} {', '.join(unknown)}: no such method in these logs (present: {', '.join(methods)})")
+    treatments = treatment_methods(samples, treatments, baseline)
     votes = align_votes(logset.votes, samples, outcomes)
     notes.extend(_unscored_notes(samples))
     notes.extend(_duplicate_notes(samples))
@@ -184,15 +202,23 @@ def run_report(
     csv(votes, "frames/votes.csv")
     csv(complexity, "frames/complexity.csv")
 
-    t1, unavailable = table1(samples, treatment, baseline)
+    t1, unavailable = table1(samples, treatments, baseline)
+    reg = regressions(samples, baseline_method=baseline, se=se)
+    t1, reg, family = confirmatory_family(t1, reg, samples, treatments)
     csv(t1, "tables/table1.csv")
-    t1_md = table1_markdown(t1, unavailable, treatment, baseline)
+    t1_md = table1_markdown(t1, unavailable, baseline, len(family))
     text(t1_md, "tables/table1.md")
+    t1b_md = table1_markdown(t1, unavailable, baseline, len(family), label_informed=True)
+    text(t1b_md, "tables/table1_label_informed.md")
+    accuracy = accuracy_table(samples)
+    csv(accuracy, "tables/accuracy.csv")
+    accuracy_md = accuracy_markdown(accuracy)
+    text(accuracy_md, "tables/accuracy.md")
 
-    q_acc, q_gain = quartile_accuracy(samples), quartile_gains(samples, treatment, baseline)
+    q_acc, q_gain = quartile_accuracy(samples), quartile_gains(samples, treatments, baseline)
     csv(q_acc, "tables/quartiles.csv")
     csv(q_gain, "tables/quartile_gains.csv")
-    q_md = quartiles_markdown(q_acc, q_gain, complexity, complexity_notes)
+    q_md = quartiles_markdown(q_acc, q_gain, complexity, complexity_notes, outcomes)
     text(q_md, "tables/quartiles.md")
 
     ww = who_and_when_table(samples)
@@ -200,9 +226,8 @@ def run_report(
     ww_md = who_and_when_markdown(ww)
     text(ww_md, "tables/who_and_when.md")
 
-    reg = regressions(samples, baseline_method=baseline, se=se)
     csv(reg, "tables/regressions.csv")
-    reg_md = regressions_markdown(reg, se)
+    reg_md = regressions_markdown(reg, se, len(family))
     text(reg_md, "tables/regressions.md")
 
     power = power_from_samples(samples, baseline)
@@ -222,11 +247,11 @@ def run_report(
     if figures:
         folder = out_dir / "figures"
         attempts = [
-            ("accuracy_by_model", lambda: figs.fig_accuracy_by_model(samples, folder, treatment, baseline)),
-            ("gain_by_quartile", lambda: figs.fig_gain_by_quartile(q_gain, folder)),
-            ("accuracy_quartile_agents", lambda: figs.fig_accuracy_quartile_agents(samples, folder, treatment, baseline)),
+            ("accuracy_by_model", lambda: figs.fig_accuracy_by_model(samples, folder, treatments, baseline)),
+            ("gain_by_quartile", lambda: figs.fig_gain_by_quartile(q_gain, folder, outcomes)),
+            ("accuracy_quartile_agents", lambda: figs.fig_accuracy_quartile_agents(samples, folder, treatments, baseline)),
             ("vote_accuracy", lambda: figs.fig_vote_accuracy(votes, folder, outcomes)),
-            ("radial", lambda: figs.fig_radial(samples, votes, folder, treatment, baseline)),
+            ("radial", lambda: figs.fig_radial(samples, votes, folder, treatments, baseline)),
             ("step_tolerance", lambda: figs.fig_step_tolerance(tolerance, folder)),
             ("far_vs_step_acc", lambda: figs.fig_far_vs_step_acc(auditing, folder)),
         ]
@@ -251,8 +276,8 @@ def run_report(
         "# BLAME-bench analysis report\n",
         f"{len(used)} of {len(logset.logs)} eval log(s) used, {len(samples)} sample-epochs, "
         f"{samples['benchmark'].nunique()} benchmark(s), {samples['model'].nunique()} model(s), "
-        f"protocols: {', '.join(sorted(samples['protocol'].unique()))}. Treatment method `{treatment}`, "
-        f"baseline method `{baseline}`, standard errors: "
+        f"protocols: {', '.join(sorted(samples['protocol'].unique()))}. Treatment methods "
+        f"{', '.join(f'`{t}`' for t in treatments) or 'none'}, baseline method `{baseline}`, standard errors: "
         + ("clustered by case (CR3, t(G-1))." if se == "cluster" else "model-based.")
         + " Outcomes: " + (", ".join(f"{b} `{o or '–'}`" for b, o in sorted(outcomes.items())) or "none") + "."
         + " Provenance (hashes, versions, command) is in manifest.json.\n",
@@ -263,7 +288,10 @@ def run_report(
         *summary,
         "## Logs\n",
         markdown_table(logs_table, align=["l", "l", "l", "l", "r", "l"]),
-        _demote(t1_md), _demote(power_md), _demote(q_md), _demote(ww_md), _demote(reg_md), _demote(views_md),
+        "## Confirmatory family\n",
+        _family_text(family),
+        _demote(t1_md), _demote(t1b_md), _demote(accuracy_md), _demote(power_md), _demote(q_md), _demote(ww_md),
+        _demote(reg_md), _demote(views_md),
         "## Figures\n",
         "\n".join(figure_lines) + "\n",
     ])
@@ -273,13 +301,15 @@ def run_report(
         "generator": GENERATOR,
         "command": command,
         "log_dir": str(log_dir),
-        "options": {"treatment": treatment, "baseline": baseline, "se": se, "figures": figures,
+        "options": {"treatments": list(treatments), "baseline": baseline, "se": se, "figures": figures,
                     "metrics": dict(sorted((metrics or {}).items())), "seed": SEED},
         "outcomes": dict(sorted(outcomes.items())),
         "configs": {c: json.loads(j) for c, j in sorted(set(zip(samples["config"], samples["config_contents"])))},
         "multiplicity": {
-            "table1": "Holm over every Table 1 cell (benchmark, configuration, protocol pair, group) with a p-value",
-            "regressions": "Holm over every non-intercept, non-fixed-effect coefficient with a p-value, all scopes and specs",
+            "rule": "Holm over the confirmatory family: per named label-free treatment and benchmark, Table 1's "
+                    "overall comparison (per configuration) and M1's protocol x quartile interaction; every "
+                    "other p-value is exploratory",
+            "family": family,
         },
         "packages": _versions(),
         "logs": [asdict(r) for r in logset.logs],
@@ -320,6 +350,15 @@ def _duplicate_notes(samples: pd.DataFrame) -> list[str]:
         f"another log's: the same configuration ran more than once ({', '.join(logs)}); they are "
         "replicates of their cases (averaged per case in Table 1)"
     ]
+
+
+def _family_text(family: list[str]) -> str:
+    """The confirmatory family, listed, with its size."""
+    if not family:
+        return "No confirmatory test: no named treatment has a p-value in these logs.\n"
+    return (f"Holm's adjustment runs over these {len(family)} pre-specified tests (every named label-free "
+            "treatment x benchmark: Table 1's overall comparison and M1's complexity interaction); every "
+            "other p-value in this report is exploratory.\n\n" + "\n".join(f"- {m}" for m in family) + "\n")
 
 
 def _demote(markdown: str) -> str:

@@ -7,20 +7,29 @@ means ``m_T(c)``, ``m_B(c)`` (mean outcome over the case's scored trials).
 
 - Accuracy = the mean over cases of the case means (every case weighs the same; with the same
   number of replicates per case this is the mean over trials). Gain = ``100 (acc_T - acc_B)``.
-- **Paired** (both protocols scored the same set of cases): the exact sign-flip (paired
-  permutation) test on ``d_c = m_T(c) - m_B(c)``. Under H0 each ``d_c`` is symmetric about 0, so
-  the statistic ``S = sum_c d_c`` has the distribution of ``sum_c s_c |d_c|`` with independent
-  fair signs. The ``d_c`` are multiples of ``1/L`` (L = lcm of the replicate counts), so the null
-  distribution follows exactly by convolution on that integer grid; ``p = P(|S| >= |S_obs|)``.
-  With one replicate ``d_c`` is in {-1, 0, 1} and this is the exact McNemar test; three identical
-  epochs give the same ``d_c`` and so the same p as one.
-- **Unpaired** (the case sets differ): the permutation test of the difference of the mean case
-  means, permuting case labels between the protocols (``scipy.stats.permutation_test``, exact
-  when there are at most :data:`N_RESAMPLES` relabellings, else that many seeded ones);
-  ``p = P(|D| >= |D_obs|)``, as for the paired test (not scipy's doubled one-sided p).
-- **95% CI of the gain**: the seeded case bootstrap (``scipy.stats.bootstrap``, BCa,
-  :data:`N_RESAMPLES` resamples, seed :data:`SEED`): paired resamples cases, unpaired resamples
-  each protocol's cases separately. A constant ``d_c`` gives the point CI ``[d, d]``.
+- **Paired** on the cases both protocols scored (cases only one side ran are dropped and named),
+  when they share at least :data:`MIN_PAIRED_CASES` cases or share all of them: the exact
+  sign-flip (paired permutation) test on ``d_c = m_T(c) - m_B(c)``. Under H0 each ``d_c`` is
+  symmetric about 0, so ``S = sum_c d_c`` has the law of ``sum_c s_c |d_c|`` with independent fair
+  signs; ``p = P(|S*| >= |S_obs|)``. With one replicate this is the exact McNemar test; identical
+  epochs give the same ``d_c`` and so the same p.
+- **95% interval of the gain (paired)**: the inverted sign-flip test, ``{delta : p(delta) >= 0.05}``
+  where ``p(delta)`` is the same test on ``d_c - delta`` (:func:`sign_flip_interval`). Flipping the
+  cases of a subset A changes the sign of ``S(delta) - S*`` exactly when ``delta`` crosses the mean
+  of ``d`` over A, so ``P(S* >= S)(delta) = F(delta)``, the share of subsets A (the empty one
+  included) whose mean is ``<= delta``, rises with ``delta``, ``P(S* <= S) = G(delta)`` falls, and
+  ``p(delta) = min(1, 2 min(F, G))`` (equal to the two-sided p above, the null law being
+  symmetric). The interval is ``[min{v : F(v) >= 0.025}, max{v : G(v) >= 0.025}]`` over subset
+  means v, found exactly from the joint law of (subset size, subset sum) on the integer grid of
+  ``L d_c`` (L = lcm of the replicate counts; one dynamic-programming pass). p and interval come
+  from the same sums, so **p < 0.05 exactly when the interval excludes 0**. With fewer than 6
+  cases (``2^-n >= 0.025``) no gain is excluded and the interval is the whole range [-100, 100].
+- **Unpaired** (the sides share fewer than :data:`MIN_PAIRED_CASES` cases): the permutation
+  test of the difference of the mean case means, permuting case labels between the protocols
+  (``scipy.stats.permutation_test``, exact when there are at most :data:`N_RESAMPLES`
+  relabellings, else that many seeded ones); ``p = P(|D| >= |D_obs|)``. Its 95% interval is the
+  seeded case bootstrap (BCa, :data:`N_RESAMPLES` resamples, each side's cases resampled
+  separately), which is not the inverted test: the test names the interval's type.
 
 Empty input gives NaN, never 0. The same input always gives the same numbers (fixed seed).
 """
@@ -35,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "MIN_PAIRED_CASES",
     "N_RESAMPLES",
     "SEED",
     "GainTest",
@@ -44,11 +54,17 @@ __all__ = [
     "mcnemar_exact",
     "sign_flip_exact",
     "sign_flip_exact_batch",
+    "sign_flip_interval",
+    "sign_flip_interval_batch",
 ]
 
 SEED = 20260613
 """The one seed of every resampling in the report, so identical logs give identical bytes."""
 N_RESAMPLES = 9999
+MIN_PAIRED_CASES = 6
+"""Fewest shared cases that are paired when the sides' case sets differ: with 6 the exact
+sign-flip test can reach p = 2/2^6 < 0.05; with fewer no paired result could be significant."""
+ALPHA = 0.05
 
 
 @dataclass(frozen=True)
@@ -56,13 +72,15 @@ class GainTest:
     acc_treatment: float
     acc_baseline: float
     gain_points: float
-    ci_low: float  # 95% case-bootstrap CI of the gain, in points
+    ci_low: float  # 95% interval of the gain, in points (``interval`` says which)
     ci_high: float
     p_value: float
     test: str  # "sign-flip-exact", "permutation" or "" (nothing to compare)
-    n_cases: int  # distinct cases compared (union of both sides)
-    n_treatment: int  # trials
+    n_cases: int  # cases compared (paired: both sides ran them; unpaired: the union)
+    n_treatment: int  # trials of the compared cases
     n_baseline: int
+    interval: str = ""  # "inverted sign-flip" or "bootstrap BCa"
+    dropped: str = ""  # cases left out of a paired comparison: "T-only: a, b; B-only: c"
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -107,6 +125,55 @@ def sign_flip_exact_batch(units: np.ndarray) -> np.ndarray:
     return np.minimum(1.0, p)
 
 
+def sign_flip_interval(units: np.ndarray, scale: int, alpha: float = ALPHA) -> tuple[float, float, float]:
+    """(p, low, high) of the inverted sign-flip test (module docstring) for integer per-case
+    differences ``units = scale * d_c``; low and high are proportions in [-1, 1]."""
+    p, low, high = sign_flip_interval_batch(np.asarray(units, dtype=np.int64)[None, :], scale, alpha)
+    return float(p[0]), float(low[0]), float(high[0])
+
+
+def sign_flip_interval_batch(units: np.ndarray, scale: int, alpha: float = ALPHA) -> tuple[np.ndarray, ...]:
+    """:func:`sign_flip_interval` of each row of an integer (data sets x cases) array, vectorised.
+
+    ``mass[k, s]`` = P(a uniformly random subset A has |A| = k and sum_A units = s), built one case
+    at a time; ``F`` and ``G`` of the module docstring are cumulative sums of ``mass`` over the
+    subset means ``s / (k scale)`` in sorted order, and ``p(0)`` reads the same sums at 0."""
+    units = np.asarray(units, dtype=np.int64)
+    rows, n = units.shape
+    total = max(int(np.abs(units).sum(axis=1).max()) if units.size else 0, 1)
+    width = 2 * total + 1
+    mass = np.zeros((rows, n + 1, width))
+    mass[:, 0, total] = 1.0
+    index = np.arange(width)[None, None, :]
+    for c in range(n):
+        source = np.clip(index - units[:, c][:, None, None], 0, width - 1)
+        valid = (index - units[:, c][:, None, None] >= 0) & (index - units[:, c][:, None, None] < width)
+        shifted = np.take_along_axis(mass[:, :-1, :], np.broadcast_to(source, (rows, n, width)), axis=2) * valid
+        mass[:, 1:, :] = 0.5 * mass[:, 1:, :] + 0.5 * shifted
+        mass[:, 0, :] *= 0.5
+    empty = mass[:, 0, total]
+    sums = np.arange(-total, total + 1)
+    values = (sums[None, :] / (np.arange(1, n + 1)[:, None] * scale)).ravel()
+    order = np.argsort(values, kind="mergesort")
+    sorted_values = values[order]
+    flat = mass[:, 1:, :].reshape(rows, -1)[:, order]
+    lower = empty[:, None] + np.cumsum(flat, axis=1)  # F at each sorted value (ties: read at the group end)
+    upper = empty[:, None] + np.cumsum(flat[:, ::-1], axis=1)[:, ::-1]  # G (ties: read at the group start)
+    ends = np.r_[sorted_values[1:] != sorted_values[:-1], True]
+    starts = np.r_[True, sorted_values[1:] != sorted_values[:-1]]
+    group_values, f, g = sorted_values[ends], lower[:, ends], upper[:, starts]
+    half = alpha / 2
+    at_most_zero = np.searchsorted(group_values, 0.0, side="right") - 1
+    at_least_zero = np.searchsorted(group_values, 0.0, side="left")
+    f0 = f[:, at_most_zero] if at_most_zero >= 0 else empty
+    g0 = g[:, at_least_zero] if at_least_zero < len(group_values) else empty
+    p = np.minimum(1.0, 2 * np.minimum(f0, g0))
+    unbounded = empty >= half
+    low = np.where(unbounded, -1.0, group_values[np.argmax(f >= half, axis=1)])
+    high = np.where(unbounded, 1.0, group_values[len(group_values) - 1 - np.argmax((g >= half)[:, ::-1], axis=1)])
+    return p, low, high
+
+
 def case_means(trials: pd.DataFrame) -> pd.DataFrame:
     """Per case: the mean outcome ``mean`` and replicate count ``n`` (NaN outcomes dropped)."""
     scored = trials.dropna(subset=["correct"])
@@ -135,10 +202,6 @@ def bootstrap_ci(samples: tuple[np.ndarray, ...], statistic) -> tuple[float, flo
     return low, high
 
 
-def _mean(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.mean(x, axis=axis)
-
-
 def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.mean(x, axis=axis) - np.mean(y, axis=axis)
 
@@ -147,9 +210,26 @@ def _absolute_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.nda
     return np.abs(_mean_difference(x, y, axis=axis))
 
 
+def _dropped(t_only: list[str], b_only: list[str]) -> str:
+    parts = [f"{side}-only: {', '.join(cases)}" for side, cases in (("T", t_only), ("B", b_only)) if cases]
+    return "; ".join(parts)
+
+
 def gain_test(treatment: pd.DataFrame, baseline: pd.DataFrame) -> GainTest:
-    """Case-level accuracies, gain in points, its 95% CI and p; frames have ``case, epoch, correct``."""
+    """Case-level accuracies, gain in points, its 95% interval and p (module docstring); the frames
+    have ``case, epoch, correct``. Paired on the shared cases, naming the cases dropped."""
     t, b = case_means(treatment), case_means(baseline)
+    shared = sorted(set(t.index) & set(b.index))
+    t_only, b_only = sorted(set(t.index) - set(b.index)), sorted(set(b.index) - set(t.index))
+    if len(t) and len(b) and (len(shared) >= MIN_PAIRED_CASES or not (t_only or b_only)):
+        t, b = t.loc[shared], b.loc[shared]
+        d = (t["mean"] - b["mean"]).to_numpy()
+        lcm = math.lcm(*t["n"].tolist(), *b["n"].tolist())
+        p, low, high = sign_flip_interval(np.rint(d * lcm).astype(np.int64), lcm)
+        acc_t, acc_b = float(t["mean"].mean()), float(b["mean"].mean())
+        return GainTest(acc_t, acc_b, 100.0 * float(d.mean()), 100 * low, 100 * high, p, "sign-flip-exact",
+                        len(shared), int(t["n"].sum()), int(b["n"].sum()), "inverted sign-flip",
+                        _dropped(t_only, b_only))
     n_t, n_b = int(t["n"].sum()), int(b["n"].sum())
     n_cases = len(set(t.index) | set(b.index))
     acc_t = float(t["mean"].mean()) if len(t) else np.nan
@@ -157,13 +237,6 @@ def gain_test(treatment: pd.DataFrame, baseline: pd.DataFrame) -> GainTest:
     if not len(t) or not len(b):
         return GainTest(acc_t, acc_b, np.nan, np.nan, np.nan, np.nan, "", n_cases, n_t, n_b)
     gain = 100.0 * (acc_t - acc_b)
-    if list(t.index) == list(b.index):
-        d = (t["mean"] - b["mean"]).to_numpy()
-        lcm = math.lcm(*t["n"].tolist(), *b["n"].tolist())
-        units = np.rint(d * lcm).astype(np.int64)
-        low, high = bootstrap_ci((d,), _mean)
-        return GainTest(acc_t, acc_b, gain, 100 * low, 100 * high, sign_flip_exact(units),
-                        "sign-flip-exact", n_cases, n_t, n_b)
     from scipy.stats import permutation_test
 
     x, y = t["mean"].to_numpy(), b["mean"].to_numpy()
@@ -174,4 +247,5 @@ def gain_test(treatment: pd.DataFrame, baseline: pd.DataFrame) -> GainTest:
                                    n_resamples=N_RESAMPLES, vectorized=True, alternative="greater",
                                    rng=np.random.default_rng(SEED)).pvalue)
     low, high = bootstrap_ci((x, y), _mean_difference)
-    return GainTest(acc_t, acc_b, gain, 100 * low, 100 * high, p, "permutation", n_cases, n_t, n_b)
+    return GainTest(acc_t, acc_b, gain, 100 * low, 100 * high, p, "permutation", n_cases, n_t, n_b,
+                    "bootstrap BCa", f"{len(shared)} shared case(s), fewer than {MIN_PAIRED_CASES}: unpaired")

@@ -21,8 +21,10 @@ never rewritten, here.
 - **Auditing** (:func:`auditing_table`; AgentForesight): per benchmark, configuration and
   protocol of every log scored by ``scorers.auditing`` (the online auditor, and any method on
   safe-control tasks): Exact-F1, step precision and recall, ASS, FAR, Step-Acc and Agent-Acc with
-  95% case-bootstrap percentile CIs (cases resampled with all their trials, :data:`N_BOOT`
-  resamples, seed ``analysis.significance.SEED``). Under the known-vs-unknown contract a method may
+  95% case-bootstrap percentile CIs (:data:`N_BOOT` resamples, seed
+  ``analysis.significance.SEED``) whose unit is the **pair**: a safe control (``<id>_safe``,
+  ``blame.safe_controls``) is a prefix of its own failing log, so it is resampled together with
+  it, with all their trials (:func:`resampling_unit`); ``pairs`` counts the units. Under the known-vs-unknown contract a method may
   answer "no fault" (a valid Attribution with agent, step and alarm_step None), which the scorer
   counts as no alarm.
 """
@@ -35,10 +37,11 @@ import numpy as np
 import pandas as pd
 
 from analysis.significance import SEED
+from blame.safe_controls import CONTROL_SUFFIX
 
 __all__ = [
     "AUDIT_METRICS", "LENGTH_BUCKETS", "N_BOOT", "TOLERANCES", "auditing_table", "log_length",
-    "per_dimension_table", "step_tolerance",
+    "per_dimension_table", "resampling_unit", "step_tolerance",
 ]
 
 TOLERANCES: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
@@ -119,12 +122,18 @@ def per_dimension_table(samples: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def resampling_unit(cases: pd.Series, fault_groups: pd.Series) -> pd.Series:
+    """The bootstrap unit of each trial: its case, or for a safe control the failing log it was cut from."""
+    safe = (fault_groups == "safe") & cases.astype(str).str.endswith(CONTROL_SUFFIX)
+    return cases.astype(str).where(~safe, cases.astype(str).str.removesuffix(CONTROL_SUFFIX))
+
+
 def auditing_table(samples: pd.DataFrame) -> pd.DataFrame:
     """AgentForesight's metrics with 95% case-bootstrap CIs (module docstring), one row per group."""
     from scorers.auditing import VALUE_KEYS, auditing_metrics
 
     metric_columns = [c for m in AUDIT_METRICS for c in (m, f"{m}_low", f"{m}_high")]
-    columns = _KEYS + metric_columns + ["cases", "safe_trials", "unsafe_trials", "invalid"]
+    columns = _KEYS + metric_columns + ["cases", "pairs", "safe_trials", "unsafe_trials", "invalid"]
     present = [f"auditing_{k}" for k in VALUE_KEYS]
     if not all(c in samples for c in present):
         return pd.DataFrame(columns=columns)
@@ -133,7 +142,8 @@ def auditing_table(samples: pd.DataFrame) -> pd.DataFrame:
     for key, frame in audited.groupby(_KEYS, sort=True):
         renamed = frame[present].set_axis(list(VALUE_KEYS), axis=1)
         point = auditing_metrics(renamed.to_dict("records"))
-        per_case = renamed.groupby(frame["case"].to_numpy(), sort=True).sum()
+        units = resampling_unit(frame["case"], frame["fault_group"])
+        per_case = renamed.groupby(units.to_numpy(), sort=True).sum()
         sums = per_case.to_numpy()
         rng = np.random.default_rng(SEED)
         draws = rng.integers(0, len(sums), size=(N_BOOT, len(sums)))
@@ -146,7 +156,7 @@ def auditing_table(samples: pd.DataFrame) -> pd.DataFrame:
             low, high = (np.percentile(values, [2.5, 97.5]) if len(values) and point[m] == point[m]
                          else (np.nan, np.nan))
             row[f"{m}_low"], row[f"{m}_high"] = float(low), float(high)
-        row.update(cases=len(sums), safe_trials=int(point["n_safe"]), unsafe_trials=int(point["n_unsafe"]),
+        row.update(cases=frame["case"].nunique(), pairs=len(sums), safe_trials=int(point["n_safe"]), unsafe_trials=int(point["n_unsafe"]),
                    invalid=int(point["n_invalid"]))
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
@@ -174,7 +184,7 @@ def views_markdown(tolerance: pd.DataFrame, length: pd.DataFrame, dimensions: pd
             row.update({f"k={int(r['k'])}": pct(r["accuracy"]) for _, r in g.iterrows()})
             row.update(cases=str(first["cases"]), trials=str(first["trials"]))
             rows.append(row)
-        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "l"] + ["r"] * (len(rows[0]) - 3)))
+        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "l"] + ["r"] * (len(rows[0]) - 3), keep=3))
     parts += ["## Who&When accuracy by log length (RAFFLES)\n",
               "Agent / exact step accuracy (% of cases) and cases per bucket of the log's number of steps.\n"]
     if length.empty:
@@ -188,7 +198,7 @@ def views_markdown(tolerance: pd.DataFrame, length: pd.DataFrame, dimensions: pd
                 r = by.get(_bucket(low))
                 row[f"{_bucket(low)} steps"] = DASH if r is None else f"{pct(r['agent'])} / {pct(r['step'])} ({r['cases']})"
             rows.append(row)
-        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "l", "r", "r", "r", "r"]))
+        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "l", "r", "r", "r", "r"], keep=3))
     parts += ["## Per-dimension precision, recall and F1\n",
               "From the pooled per-sample `tp__/fp__/fn__` counts of every sample-epoch "
               "(`scorers.vector.per_dimension_values`); – where a denominator is 0.\n"]
@@ -202,11 +212,12 @@ def views_markdown(tolerance: pd.DataFrame, length: pd.DataFrame, dimensions: pd
             "F1": dimensions["f1"].map(pct), "cases": dimensions["cases"].astype(str),
             "trials": dimensions["trials"].astype(str),
         })
-        parts.append(markdown_table(shown, align=["l", "l", "l", "l", "r", "r", "r", "r", "r"]))
+        parts.append(markdown_table(shown, align=["l", "l", "l", "l", "r", "r", "r", "r", "r"], keep=4))
     parts += ["## Online auditing (AgentForesight)\n",
               "Logs scored by `scorers.auditing` (online auditor; any method with safe controls): "
               "Exact-F1, step precision and recall, ASS (mean |shift| in steps), FAR, Step-Acc and "
-              "Agent-Acc in % (ASS in steps) with 95% case-bootstrap CIs.\n"]
+              "Agent-Acc in % (ASS in steps) with 95% bootstrap CIs whose unit is the pair (a safe control "
+              "is resampled with the failing log it was cut from; `pairs` counts them).\n"]
     if auditing.empty:
         parts.append("No auditing logs (run with `-T safe_controls=true` or the online auditor).\n")
     else:
@@ -216,7 +227,8 @@ def views_markdown(tolerance: pd.DataFrame, length: pd.DataFrame, dimensions: pd
             for m in AUDIT_METRICS:
                 fmt = (lambda x: number(x, 2)) if m == "ass" else pct
                 row[m] = f"{fmt(r[m])} [{fmt(r[f'{m}_low'])}, {fmt(r[f'{m}_high'])}]"
-            row.update(cases=str(r["cases"]), safe=str(r["safe_trials"]), unsafe=str(r["unsafe_trials"]))
+            row.update(cases=str(r["cases"]), pairs=str(r["pairs"]), safe=str(r["safe_trials"]),
+                       unsafe=str(r["unsafe_trials"]))
             rows.append(row)
-        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "l"] + ["r"] * (len(rows[0]) - 3)))
+        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "l"] + ["r"] * (len(rows[0]) - 3), keep=3))
     return "\n".join(parts)

@@ -114,7 +114,7 @@ def _report(args: argparse.Namespace) -> int:
         result = run_report(
             args.log_dir,
             args.out,
-            treatment=args.treatment,
+            treatments=args.treatment or None,
             baseline=args.baseline,
             se=args.se,
             metrics=metrics,
@@ -168,9 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     report.add_argument("log_dir", metavar="LOG_DIR", help="directory of .eval logs (searched recursively)")
     report.add_argument("--out", required=True, metavar="DIR", help="output directory (new, empty, or an earlier report)")
-    report.add_argument("--treatment", default="poirot", metavar="METHOD",
-                        help="Attribution.method of the protocol under test (default: poirot)")
-    report.add_argument("--baseline", default="all_at_once", metavar="METHOD",
+    report.add_argument("--treatment", action="append", default=[], metavar="METHOD",
+                        help="Attribution.method compared with the baseline in Table 1 and the confirmatory "
+                        "family; repeatable (default: every method in the logs but the baseline)")
+    report.add_argument("--baseline", default=None, metavar="METHOD",
                         help="Attribution.method of the baseline and regression reference (default: all_at_once)")
     report.add_argument("--se", choices=["cluster", "model"], default="cluster",
                         help="regression standard errors: clustered by case (default) or model-based")

@@ -92,3 +92,31 @@ def make_logs(log_dir: Path, with_poirot: bool = True, with_failed: bool = True)
     if with_failed:
         inspect_eval(blame_cortex(), model="offline/random", solver=exploding(), limit=1, **common)
     return log_dir
+
+
+def make_config_logs(log_dir: Path) -> Path:
+    """Logs whose settings test configuration identity: the CORTEX baseline at
+    ``--max-connections 4`` and ``per_dimension_metrics`` beside the stand-in POIROT at the
+    defaults; and Who&When hand-crafted (8 cases) with and without the reference answer, both
+    methods each."""
+    common = {"display": "none", "log_dir": str(log_dir), "model": "offline/first"}
+    inspect_eval(blame_cortex(per_dimension_metrics=True), solver=all_at_once(), max_connections=4, **common)
+    inspect_eval(blame_cortex(), solver=fake_poirot(), **common)
+    for reference in (False, True):
+        task = who_and_when(subset="hand_crafted", with_reference_answer=reference)
+        for method in (all_at_once(), fake_poirot()):
+            inspect_eval(task, solver=method, limit=8, **common)
+    return log_dir
+
+
+def make_method_logs(log_dir: Path) -> Path:
+    """Three methods (the judge, the stand-in POIROT, the most-frequent-sender floor) on three
+    benchmarks (6 cases each of CORTEX, TradingAgents and Who&When hand-crafted), one offline model."""
+    from solvers.floors import floor_most_frequent
+    from tasks.blame_trading import blame_trading
+
+    common = {"display": "none", "log_dir": str(log_dir), "model": "offline/first"}
+    for task in (blame_cortex(), blame_trading(), who_and_when(subset="hand_crafted")):
+        for method in (all_at_once(), fake_poirot(), floor_most_frequent()):
+            inspect_eval(task, solver=method, limit=6, **common)
+    return log_dir

@@ -34,3 +34,17 @@ def logset(log_dir: Path):
     from analysis.frames import read_logs
 
     return read_logs(log_dir, progress=None, warn=lambda message: None)
+
+
+@pytest.fixture(scope="session")
+def config_logs(tmp_path_factory: pytest.TempPathFactory):
+    """The logs of ``analysis_logs.make_config_logs``, read with their outcomes and complexity."""
+    from analysis_logs import make_config_logs
+
+    from analysis.complexity import add_complexity, complexity_frame
+    from analysis.frames import read_logs
+    from analysis.outcomes import choose_outcomes
+
+    logs = read_logs(make_config_logs(tmp_path_factory.mktemp("config_logs")), progress=None, warn=lambda m: None)
+    samples, _ = choose_outcomes(logs.samples, {})
+    return add_complexity(samples, complexity_frame(samples))

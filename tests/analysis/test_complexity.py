@@ -15,7 +15,7 @@ def _trial(case: str, model: str, method: str, reasoning: float | None, n_agents
     p = participants(method, n_agents)
     missing = reasoning is None
     return {
-        "benchmark": benchmark, "case": case, "model": model, "method": method, "n_agents": n_agents,
+        "benchmark": benchmark, "case": case, "model": model, "config": "c0", "method": method, "n_agents": n_agents,
         "reasoning_tokens": math.nan if missing else reasoning,
         "reasoning_tokens_estimated": math.nan if missing else estimated,
         "reasoning_source": "missing" if missing else (source or ("reported" if reasoning else "none")),
@@ -49,7 +49,7 @@ def test_complexity_is_the_mean_over_models_of_per_agent_reasoning() -> None:
     cx = complexity_frame(frame)
     row = cx.iloc[0]
     assert row["complexity"] == pytest.approx(275.0)
-    assert row["n_models"] == 2 and row["n_trials"] == 4
+    assert row["n_configs"] == 2 and row["n_trials"] == 4
     assert row["reasoning_source"] == "mixed"
     assert row["share_estimated"] == pytest.approx(500 / 1500)
 

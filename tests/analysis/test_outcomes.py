@@ -1,12 +1,10 @@
-"""The outcome each benchmark is compared on (analysis.outcomes) and configuration identity
-(analysis.configs), on hand-made frames."""
+"""The outcome each benchmark is compared on (analysis.outcomes), on hand-made frames."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from analysis.configs import config_contents, config_identity
 from analysis.outcomes import OutcomeError, align_votes, choose_outcomes, parse_metric_args
 
 
@@ -53,14 +51,3 @@ def test_votes_and_the_aggregate_measure_the_same_outcome() -> None:
     assert (joint["correct"], joint["aggregate_correct"]) == (0.0, 0.0)
     frame, outcomes = choose_outcomes(_samples(), {"who_and_when": "attribution.step"})
     assert align_votes(votes, frame, outcomes).iloc[0]["correct"] == 0.0
-
-
-def test_configuration_ignores_the_seed_but_not_the_reference_answer() -> None:
-    base = config_contents("openai/x", {"temperature": 0.7, "seed": 1}, {"seed": 1}, {"subset": "all", "solver": "poirot"})
-    other_seed = config_contents("openai/x", {"temperature": 0.7, "seed": 2}, {"seed": 2}, {"subset": "all", "solver": "all_at_once"})
-    with_reference = config_contents("openai/x", {"temperature": 0.7}, {}, {"subset": "all", "with_reference_answer": True})
-    assert config_identity(base) == config_identity(other_seed)
-    assert config_identity(base) != config_identity(with_reference)
-    assert base == {"model": "openai/x", "generate_config": {"temperature": 0.7}, "model_args": {},
-                    "task_args": {"subset": "all"}}
-    assert len(config_identity(base)) == 8 and set(config_identity(base)) <= set("0123456789abcdef")

@@ -39,5 +39,5 @@ def test_poirot_trials_votes_and_protocols(poirot_logs: Path) -> None:
 def test_report_compares_each_poirot_configuration_with_the_judge(poirot_logs: Path, tmp_path: Path) -> None:
     run_report(poirot_logs, tmp_path / "out", figures=False, progress=None)
     table1 = (tmp_path / "out/tables/table1.md").read_text()
-    assert "poirot[weighting=proximity] vs all_at_once" in table1
-    assert "poirot[weighting=uniform] vs all_at_once" in table1
+    assert "| poirot[weighting=proximity] |" in table1 and "| poirot[weighting=uniform] |" in table1
+    assert "vs the baseline `all_at_once`" in table1

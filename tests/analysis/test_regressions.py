@@ -112,9 +112,11 @@ def test_unfittable_specs_say_why() -> None:
 
 
 def test_design_matrix_names_and_drops_constant_columns() -> None:
+    """Three models in one fit carry a configuration fixed effect (never pooled as one)."""
     frame = synthetic(PLANTED, n_cases=8)
     X, notes = design_matrix(frame, reference="all_at_once", agents=True)
-    assert list(X.columns) == ["(intercept)", "protocol[poirot]", "quartile", "protocol[poirot] x quartile"]
+    assert list(X.columns) == ["(intercept)", "config[m2]", "config[m3]", "protocol[poirot]", "quartile",
+                               "protocol[poirot] x quartile"]
     assert notes == ["dropped n_agents (constant)", "dropped protocol[poirot] x n_agents (collinear)"]
 
 
@@ -196,3 +198,17 @@ def test_m1_interaction_at_6_cases_prints_no_p_value() -> None:
     for _ in range(20):
         row = _term(regressions(_null_trials(rng, 6)), "M1", "protocol[poirot] x quartile")
         assert math.isnan(row["p_value"])
+
+
+def test_firth_fallback_is_invariant_to_replicated_epochs() -> None:
+    """A separated design (POIROT right on every trial) with 1, 3 and 10 identical epochs: the
+    Firth rows have the same odds ratios, CIs and p-values (case-level cells)."""
+    part = synthetic(0.0, seed=11, n_cases=15, models=("m",), benchmark="blame/cortex")
+    part.loc[part["method"] == "poirot", "correct"] = 1.0
+    tables = [regressions(pd.concat([part.assign(epoch=e) for e in range(1, k + 1)], ignore_index=True))
+              for k in (1, 3, 10)]
+    firth = [t[t["se_type"].str.startswith("Firth")] for t in tables]
+    assert len(firth[0]) and all(len(f) == len(firth[0]) for f in firth)
+    for other in firth[1:]:
+        for column in ("odds_ratio", "ci_low", "ci_high", "p_value"):
+            assert other[column].to_numpy() == pytest.approx(firth[0][column].to_numpy(), rel=1e-6)

@@ -43,9 +43,9 @@ def test_report_writes_every_table_frame_and_figure(report: Path) -> None:
     for stem in FIGURES:
         assert {f"figures/{stem}.png", f"figures/{stem}.pdf"} <= files
     table1 = (report / "tables/table1.md").read_text()
-    assert "## blame/cortex" in table1 and "| offline/first `" in table1 and "sign-flip-exact" in table1
+    assert "## blame/cortex" in table1 and "### offline/first `" in table1 and "Test: sign-flip-exact" in table1
     assert "Outcome: `vector.exact`" in table1
-    assert "Comparison unavailable: no trials of method 'poirot'" in table1  # Who&When ran the judge only
+    assert "Comparison unavailable: no trials of the treatment method(s) 'poirot'" in table1  # Who&When: judge only
     regressions = (report / "tables/regressions.md").read_text()
     assert "CR3 cluster by case, t(14); few clusters (G=15 < 30)" in regressions
     assert "Outcome `vector.exact`" in regressions
@@ -73,14 +73,15 @@ def test_manifest_records_logs_hashes_versions_and_outputs(log_dir: Path, report
     assert manifest["outcomes"] == {"blame/cortex": "vector.exact", "who_and_when/hand_crafted": "attribution.agent"}
     for config, contents in manifest["configs"].items():
         assert len(config) == 8 and contents["model"].startswith("offline/") and "seed" not in contents["model_args"]
-    assert set(manifest["multiplicity"]) == {"table1", "regressions"}
+    assert set(manifest["multiplicity"]) == {"rule", "family"}
+    assert manifest["options"]["treatments"] == ["poirot"]
 
 
 def test_logs_without_poirot(baseline_only_log_dir: Path, tmp_path: Path) -> None:
     """Table 1 says the comparison is unavailable; figures that need POIROT say why they are absent."""
     result = run_report(baseline_only_log_dir, tmp_path / "out", progress=None)
     table1 = (tmp_path / "out/tables/table1.md").read_text()
-    assert table1.count("Comparison unavailable: no trials of method 'poirot'") == 2
+    assert table1.count("Comparison unavailable: no trials of any method other than the baseline") == 2
     report = (tmp_path / "out/report.md").read_text()
     assert "`vote_accuracy`: not drawn: no persona votes" in report
     assert "`gain_by_quartile`: not drawn" in report
@@ -107,7 +108,7 @@ def test_cli_report_in_process(log_dir: Path, tmp_path: Path, capsys: pytest.Cap
 def test_cli_report_rejects_an_unknown_metric(log_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(log_dir), "--out", str(tmp_path / "r"), "--quiet", "--metric", "blame/cortex=vector.nope"]) == 1
     err = capsys.readouterr().err
-    assert "blame report: --metric blame/cortex=vector.nope: blame/cortex has no per-sample value" in err
+    assert "blame report: --metric blame/cortex=vector.nope: blame/cortex has no per-sample accuracy" in err
     assert "vector.exact" in err and not (tmp_path / "r").exists()
     assert main(["report", str(log_dir), "--out", str(tmp_path / "r"), "--metric", "cortex"]) == 1
     assert "expected BENCHMARK=SCORER.KEY" in capsys.readouterr().err

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.significance import bootstrap_ci, gain_test, mcnemar_exact, sign_flip_exact, sign_flip_exact_batch
+from analysis.significance import gain_test, mcnemar_exact, sign_flip_exact, sign_flip_exact_batch, sign_flip_interval
 
 
 def test_mcnemar_exact_by_hand() -> None:
@@ -56,7 +56,7 @@ def test_one_epoch_equals_exact_mcnemar() -> None:
 
 
 def test_identical_epochs_are_replicates_not_evidence() -> None:
-    """Three identical epochs give the same p, gain and CI as one (the issue's 0.0625 vs 6e-5)."""
+    """Three identical epochs give the same p, gain and interval as one (the issue's 0.0625 vs 6e-5)."""
     t, b = _planted_cortex()
     once = gain_test(_trials(t), _trials(b))
     thrice = gain_test(_trials({c: v * 3 for c, v in t.items()}), _trials({c: v * 3 for c, v in b.items()}))
@@ -76,62 +76,36 @@ def test_fractional_case_means_use_the_exact_grid() -> None:
     assert result.gain_points == pytest.approx(100 * (1 + 1 + 0.5 - 0.5) / 4)
 
 
-def test_different_case_sets_use_the_unpaired_permutation_test() -> None:
-    """Cases (a, b, c) vs (c, d): case means (1, 1, 0) vs (0, 0); all 10 relabellings enumerated:
-    |mean difference| >= 2/3 in 4 of them (either group of two the 0s, or (1,1) as the pair) -> p = 0.4."""
+def test_too_few_shared_cases_use_the_unpaired_permutation_test() -> None:
+    """Cases (a, b, c) vs (c, d) share one case (< 6): case means (1, 1, 0) vs (0, 0); all 10
+    relabellings enumerated: |mean difference| >= 2/3 in 4 of them -> p = 0.4."""
     t = _trials({"a": [1.0], "b": [1.0], "c": [0.0]})
     b = _trials({"c": [0.0], "d": [0.0]})
     result = gain_test(t, b)
-    assert result.test == "permutation"
+    assert result.test == "permutation" and result.interval == "bootstrap BCa"
     assert result.p_value == pytest.approx(0.4)
-    assert result.n_cases == 4
+    assert result.n_cases == 4 and "1 shared case(s), fewer than 6" in result.dropped
+
+
+def test_one_missing_case_pairs_the_others_and_names_it() -> None:
+    """The baseline lacks c14 (an errored sample): the 14 shared cases are paired, c14 is named."""
+    t, b = _planted_cortex()
+    del b["c14"]
+    result = gain_test(_trials(t), _trials(b))
+    assert result.test == "sign-flip-exact" and result.n_cases == 14 and result.dropped == "T-only: c14"
+    assert (result.n_treatment, result.n_baseline) == (14, 14)
+    assert result.p_value == pytest.approx(mcnemar_exact(6, 1))
+
+
+def test_interval_by_hand() -> None:
+    """d = (1, 1, 1, 1, 1, 1) (6 cases, one epoch): the 63 non-empty subsets all have mean 1, so
+    F(delta) = 1/64 < 0.025 below 1 and 1 from 1 on: the interval is [1, 1] and p = 2/64. With
+    d = (1, 1, 1, 1, 1) (5 cases) the empty subset alone has 1/32 >= 0.025: nothing is excluded."""
+    assert sign_flip_interval(np.ones(6, dtype=int), 1) == pytest.approx((2 / 64, 1.0, 1.0))
+    assert sign_flip_interval(np.ones(5, dtype=int), 1) == pytest.approx((2 / 32, -1.0, 1.0))
 
 
 def test_errored_trials_are_dropped_and_empty_gives_nan() -> None:
     result = gain_test(_trials({"a": [float("nan")]}), _trials({"a": [1.0]}))
     assert result.n_treatment == 0 and result.test == ""
     assert math.isnan(result.acc_treatment) and math.isnan(result.gain_points) and math.isnan(result.p_value)
-
-
-def _simulate(rng: np.random.Generator, cases: int, epochs: int, delta: float) -> np.ndarray:
-    """Per-case mean differences T - B; random case effects (SD 1, logit scale), baseline logit
-    -0.3 + u, treatment + delta, ``epochs`` replicates of each protocol per case."""
-    u = rng.normal(0.0, 1.0, cases)
-    p_b = 1 / (1 + np.exp(-(u - 0.3)))
-    p_t = 1 / (1 + np.exp(-(u - 0.3 + delta)))
-    t = (rng.random((cases, epochs)) < p_t[:, None]).mean(axis=1)
-    b = (rng.random((cases, epochs)) < p_b[:, None]).mean(axis=1)
-    return t - b
-
-
-def test_simulation_helpers_match_gain_test() -> None:
-    """The simulations below call the two pieces gain_test uses (the sign-flip test on per-case
-    differences in units of 1/E, the case bootstrap of their mean) without the frames."""
-    t = {f"c{i}": [float(i % 2), float(i % 3 == 0)] for i in range(9)}
-    b = {f"c{i}": [float(i % 4 == 0), 0.0] for i in range(9)}
-    result = gain_test(_trials(t), _trials(b))
-    d = np.array([np.mean(t[c]) - np.mean(b[c]) for c in sorted(t)])
-    assert result.p_value == pytest.approx(sign_flip_exact(np.rint(2 * d).astype(int)))
-    assert (result.ci_low, result.ci_high) == pytest.approx(tuple(100 * x for x in bootstrap_ci((d,), np.mean)))
-
-
-@pytest.mark.parametrize("cases", [15, 6])
-def test_no_true_effect_rejects_at_most_7_percent(cases: int) -> None:
-    """400 seeded data sets with no protocol effect, 10 epochs: the case-level test rejects <= 7%
-    (the trial-level McNemar it replaces rejected 12.6% at 15 cases)."""
-    rng = np.random.default_rng(1400 + cases)
-    rejected = sum(sign_flip_exact(np.rint(10 * _simulate(rng, cases, 10, 0.0)).astype(int)) < 0.05 for _ in range(400))
-    assert rejected / 400 <= 0.07
-
-
-def test_gain_ci_covers_a_planted_gain() -> None:
-    """400 seeded data sets, 15 cases x 10 epochs, planted logit gain 0.8: the 95% case-bootstrap CI
-    covers the population gain E_u[p_T - p_B] at least 90% of the time."""
-    z = np.random.default_rng(99).normal(0.0, 1.0, 400_000)
-    truth = float(np.mean(1 / (1 + np.exp(-(z - 0.3 + 0.8))) - 1 / (1 + np.exp(-(z - 0.3)))))
-    rng = np.random.default_rng(2024)
-    covered = 0
-    for _ in range(400):
-        low, high = bootstrap_ci((_simulate(rng, 15, 10, 0.8),), np.mean)
-        covered += low <= truth <= high
-    assert covered / 400 >= 0.90

@@ -26,6 +26,7 @@ import math
 import pandas as pd
 import pytest
 
+from analysis.family import confirmatory_family
 from analysis.tables import (
     quartile_accuracy,
     quartile_gains,
@@ -78,45 +79,62 @@ def test_table1_values_by_hand(frame: pd.DataFrame) -> None:
     assert m2.loc["overall", "test"] == "permutation"
     assert m2.loc["overall", "p_value"] == pytest.approx(0.4)
     assert m2.loc["k>1", "n_treatment"] == 0 and math.isnan(m2.loc["k>1", "gain_points"])
-    assert unavailable == {"who_and_when/hand_crafted": "no trials of method 'poirot' (protocols present: all_at_once)"}
+    assert unavailable == {"who_and_when/hand_crafted": "no trials of the treatment method(s) 'poirot' "
+                                                         "(protocols present: all_at_once)"}
+    assert m2.loc["overall", "dropped"] == "2 shared case(s), fewer than 6: unpaired"
 
 
-def test_table1_holm_over_the_named_family(frame: pd.DataFrame) -> None:
-    """p_holm: Holm over every Table 1 cell with a p (5 here: m's three groups, m2's overall and k=1);
-    sorted p (0.4, 0.5, 1, 1, 1) -> (0.4 x 5, 0.5 x 4, ...) capped at 1: all 1."""
-    table, unavailable = table1(frame)
-    assert table["p_holm"].notna().sum() == 5
-    assert (table["p_holm"].dropna() == 1.0).all()
-    assert "family of all 5 Table 1 p-values" in table1_markdown(table, unavailable, "poirot", "all_at_once")
+def _regressions_stub() -> pd.DataFrame:
+    return pd.DataFrame({"scope": ["blame/cortex", "blame/cortex", "pooled"], "spec": ["M1 protocol x quartile"] * 2
+                         + ["M1 protocol x quartile"], "term": ["protocol[poirot] x quartile", "quartile",
+                                                              "protocol[poirot] x quartile"],
+                         "p_value": [0.01, 0.02, 0.03], "p_holm": math.nan, "family": "exploratory"})
+
+
+def test_confirmatory_family_is_the_named_treatments_overall_and_m1_interaction(frame: pd.DataFrame) -> None:
+    """Family: m's and m2's overall Table 1 p (0.5, 0.4) and CORTEX's M1 interaction (0.01); Holm:
+    sorted (0.01, 0.4, 0.5) -> (0.03, 0.8, 0.5 -> 0.8). The k=1/k>1 cells, M1's quartile main
+    effect and the pooled fit are exploratory."""
+    table, _ = table1(frame)
+    t1, reg, members = confirmatory_family(table, _regressions_stub(), frame, ["poirot"])
+    assert len(members) == 3
+    confirmatory = t1[t1["family"] == "confirmatory"]
+    assert set(confirmatory["group"]) == {"overall"} and confirmatory["p_holm"].tolist() == pytest.approx([0.8, 0.8])
+    assert reg["family"].tolist() == ["confirmatory", "exploratory", "exploratory"]
+    assert reg["p_holm"].iloc[0] == pytest.approx(0.03)
+    assert "confirmatory family of 3 tests" in table1_markdown(t1, {}, "all_at_once", len(members))
 
 
 def test_table1_markdown_by_hand(frame: pd.DataFrame) -> None:
     table, unavailable = table1(frame)
-    text = table1_markdown(table, unavailable, "poirot", "all_at_once")
-    assert "Outcome: `" in text
-    row = next(line for line in text.splitlines() if line.startswith("| m `cfg0001`"))
+    t1, _, members = confirmatory_family(table, _regressions_stub(), frame, ["poirot"])
+    text = table1_markdown(t1, unavailable, "all_at_once", len(members))
+    assert "Outcome: `" in text and "### m `cfg0001`" in text
+    row = next(line for line in text.splitlines() if line.startswith("| poirot |") and "5/5" in line)
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1:3] == ["100.0", "75.0"] and cells[3].startswith("+25.0 [") and cells[4] == "1 (1)"
-    assert cells[5:7] == ["50.0", "0.0"] and cells[9:11] == ["75.0", "37.5"] and cells[12] == "0.5 (1)"
-    assert cells[-3:] == ["sign-flip-exact", "4", "5/5"]
-    row2 = next(line for line in text.splitlines() if line.startswith("| m2 `cfg0001`"))
-    assert row2.rstrip().endswith("| permutation | 3 | 2/3 |")
-    assert "## who_and_when/hand_crafted\n\nComparison unavailable: no trials of method 'poirot'" in text
+    assert cells[1:3] == ["75.0", "37.5"] and cells[3].startswith("+37.5 [") and cells[4:] == ["0.5", "0.8", "4", "5/5"]
+    assert "| poirot | +25.0 [none: < 6 cases] | 1 | 2 | +50.0 [none: < 6 cases] | 1 | 2 |" in text
+    assert "- poirot: 2 shared case(s), fewer than 6: unpaired" in text
+    assert "## who_and_when/hand_crafted\n\nComparison unavailable: no trials of the treatment" in text
+    assert all(len(line) <= 120 for line in text.splitlines() if line.startswith("|"))
 
 
-def test_table1_flags_label_informed_treatments(frame: pd.DataFrame) -> None:
+def test_label_informed_treatments_have_their_own_table_and_no_family(frame: pd.DataFrame) -> None:
     frame.loc[frame["method"] == "poirot", "label_informed"] = True
     table, unavailable = table1(frame)
     assert table["label_informed"].all()
-    text = table1_markdown(table, unavailable, "poirot", "all_at_once")
-    assert "| m `cfg0001` | poirot (*label-informed*) vs all_at_once | 100.0 |" in text
+    t1, _, members = confirmatory_family(table, _regressions_stub().iloc[2:], frame, ["poirot"])
+    assert members == [] and (t1["family"] == "exploratory").all()
+    assert "Only label-informed protocols were compared here (Table 1b)" in table1_markdown(t1, unavailable, "all_at_once")
+    text = table1_markdown(t1, unavailable, "all_at_once", label_informed=True)
+    assert text.startswith("# Table 1b: label-informed") and "| poirot (*label-informed*) | 75.0 |" in text
 
 
 def test_table1_without_poirot_says_the_comparison_is_unavailable(frame: pd.DataFrame) -> None:
     table, unavailable = table1(frame[frame["method"] != "poirot"])
     assert table.empty
     assert set(unavailable) == {"blame/cortex", "who_and_when/hand_crafted"}
-    assert "Comparison unavailable" in table1_markdown(table, unavailable, "poirot", "all_at_once")
+    assert "Comparison unavailable" in table1_markdown(table, unavailable, "all_at_once")
 
 
 def test_quartile_accuracy_and_relative_gain_by_hand(frame: pd.DataFrame) -> None:
@@ -134,21 +152,24 @@ def test_quartile_accuracy_and_relative_gain_by_hand(frame: pd.DataFrame) -> Non
     complexity = pd.DataFrame({"benchmark": "blame/cortex", "case": list("abcd"), "complexity": [1.0, 2, 3, 4],
                                "quartile": [1, 2, 3, 4], "reasoning_source": "reported"})
     text = quartiles_markdown(acc, quartile_gains(frame), complexity, [])
-    assert "| m | relative gain poirot vs all_at_once | +100.0% (+50.0 pts) | +0.0% (+0.0 pts) | – (+100.0 pts) | – (+0.0 pts) |" in text
-    assert "| m | all_at_once | 50.0 (1/2) | 100.0 (1/1) | 0.0 (1/1) | 0.0 (1/1) |" in text
+    assert "### m `cfg0001`" in text
+    assert "| poirot | +50.0 (+100.0%) | +0.0 (+0.0%) | +100.0 (–) | +0.0 (–) |" in text
+    assert "| all_at_once | 50.0 (1/2) | 100.0 (1/1) | 0.0 (1/1) | 0.0 (1/1) |" in text
 
 
 def test_who_and_when_table_by_hand() -> None:
     rows = []
     for i, (agent, step, joint, valid) in enumerate([(1, 1, 1, 1), (1, 0, 0, 1), (0, 0, 0, 0), (1, 1, 1, 1)]):
-        rows.append({"benchmark": "who_and_when/hand_crafted", "model": "m", "protocol": "all_at_once",
+        rows.append({"benchmark": "who_and_when/hand_crafted", "model": "m", "config": "c", "protocol": "all_at_once",
                      "case": f"hc_{i}", "epoch": 1, "correct": joint, "attribution_agent": agent,
                      "attribution_step": step, "attribution_joint": joint, "attribution_step_within_1": step,
                      "attribution_valid": valid})
     rows.append({**rows[0], "benchmark": "blame/cortex"})
     table = who_and_when_table(pd.DataFrame(rows))
     assert table.to_dict("records") == [{
-        "benchmark": "who_and_when/hand_crafted", "model": "m", "protocol": "all_at_once", "cases": 4, "n": 4,
+        "benchmark": "who_and_when/hand_crafted", "model": "m", "config": "c", "protocol": "all_at_once", "cases": 4, "n": 4,
         "agent": 0.75, "step": 0.5, "joint": 0.5, "step_within_1": 0.5, "valid": 0.75,
     }]
-    assert "| who_and_when/hand_crafted | m | all_at_once | 4 | 4 | 75.0 | 50.0 | 50.0 | 50.0 | 75.0 |" in who_and_when_markdown(table)
+    text = who_and_when_markdown(table)
+    assert "## who_and_when/hand_crafted\n\n| configuration | protocol |" in text
+    assert "| m `c` | all_at_once | 4 | 4 | 75.0 | 50.0 | 50.0 | 50.0 | 75.0 |" in text

@@ -132,6 +132,7 @@ def test_auditing_table_recomputed_from_the_logs(ww_report: tuple[list[dict], Pa
         mine = [r for r in raw if r["method"] == method]
         row = table[table["protocol"] == method].iloc[0]
         assert row["cases"] == len({r["case"] for r in mine}) and row["safe_trials"] == sum(r["label"] is None for r in mine)
+        assert row["pairs"] == len({r["case"].removesuffix("_safe") for r in mine})  # a control goes with its log
         for metric, value in _auditing_by_hand(mine).items():
             if np.isnan(value):
                 assert np.isnan(row[metric]), metric

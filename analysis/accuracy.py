@@ -1,0 +1,61 @@
+"""Per-method accuracy on every benchmark, with case-level intervals (report section "Accuracy").
+
+Per benchmark, configuration and protocol: accuracy on the benchmark's outcome as the mean over
+cases of each case's mean over its trials, the cases and trials it rests on, and a 95% seeded case
+bootstrap interval (``analysis.significance.bootstrap_ci``: BCa over the case means, the case the
+unit). One case gives no interval. Label-informed protocols are marked.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis._format import DASH, markdown_table, pct
+from analysis.significance import bootstrap_ci
+
+__all__ = ["ACCURACY_COLUMNS", "accuracy_markdown", "accuracy_table"]
+
+ACCURACY_COLUMNS = ["benchmark", "outcome", "model", "config", "protocol", "label_informed", "accuracy",
+                    "ci_low", "ci_high", "cases", "trials"]
+
+
+def accuracy_table(samples: pd.DataFrame) -> pd.DataFrame:
+    """ACCURACY_COLUMNS, one row per benchmark, configuration and protocol with scored trials."""
+    scored = samples[samples["correct"].notna()]
+    rows = []
+    for (benchmark, model, config, protocol), frame in scored.groupby(
+            ["benchmark", "model", "config", "protocol"], sort=True):
+        means = frame.groupby("case", sort=True)["correct"].mean().to_numpy()
+        low, high = bootstrap_ci((means,), np.mean) if len(means) > 1 else (np.nan, np.nan)
+        outcome = ", ".join(sorted(set(frame["outcome"].dropna().astype(str)))) if "outcome" in frame else ""
+        rows.append({"benchmark": benchmark, "outcome": outcome, "model": model, "config": config,
+                     "protocol": protocol, "label_informed": bool(frame["label_informed"].any()),
+                     "accuracy": float(means.mean()), "ci_low": low, "ci_high": high, "cases": len(means),
+                     "trials": len(frame)})
+    return pd.DataFrame(rows, columns=ACCURACY_COLUMNS)
+
+
+def accuracy_markdown(table: pd.DataFrame) -> str:
+    parts = [
+        "# Accuracy of every method\n",
+        "Per benchmark and configuration: accuracy (%) on the benchmark's outcome, the mean over cases of "
+        "each case's mean over its trials, with its 95% case-bootstrap interval (BCa over case means, "
+        "seeded); cases and trials (sample-epochs) it rests on. *label-informed*: used a label fact.\n",
+    ]
+    if table.empty:
+        parts.append("No scored trials.\n")
+        return "\n".join(parts)
+    for benchmark, part in table.groupby("benchmark", sort=True):
+        parts.append(f"## {benchmark}\n")
+        parts.append(f"Outcome: `{part['outcome'].iloc[0] or DASH}`.\n")
+        for (model, config), g in part.groupby(["model", "config"], sort=True):
+            parts.append(f"### {model} `{config}`\n")
+            shown = pd.DataFrame({
+                "method": [p + (" (*label-informed*)" if li else "") for p, li in zip(g["protocol"], g["label_informed"])],
+                "accuracy %": g["accuracy"].map(pct),
+                "95% CI": [DASH if lo != lo else f"{pct(lo)}-{pct(hi)}" for lo, hi in zip(g["ci_low"], g["ci_high"])],
+                "cases": g["cases"].astype(str), "trials": g["trials"].astype(str),
+            })
+            parts.append(markdown_table(shown, align=["l", "r", "r", "r", "r"]))
+    return "\n".join(parts)
