@@ -26,7 +26,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from blame import fetch, sources
 from blame.errors import DatasetNotFoundError
 from blame.fetch import DatasetVerificationError, load_manifest, manifest_of
-from blame.paths import BLAME, SOURCES, WHO_AND_WHEN, provenance, resolve_dataset
+from blame.paths import AGENTRX, BLAME, SOURCES, WHO_AND_WHEN, provenance, resolve_dataset
 from blame.who_and_when import load_who_and_when
 from blame_bench.cli import main
 
@@ -63,12 +63,14 @@ def entries(cache: Path) -> list[str]:
 
 def test_manifest_pins_every_file_the_loaders_read_in_the_shared_copy():
     """The package manifest equals the sha256 of the files the loaders read in ../shared/datasets
-    (184 Who&When logs; 15 + 6 BLAME cases, 15 agent files, 2 schemas)."""
+    (184 Who&When logs; 15 + 6 BLAME cases, 15 agent files, 2 schemas; AgentRx's 2 annotation files,
+    2 tau-bench run files and the 44 annotated Magentic-One sessions)."""
     needs_shared()
     manifest = load_manifest()
     assert len(manifest["who_and_when"]["files"]) == 184
     assert len(manifest["blame"]["files"]) == 38
-    for source in (WHO_AND_WHEN, BLAME):
+    assert len(manifest["agentrx"]["files"]) == 48
+    for source in (WHO_AND_WHEN, BLAME, AGENTRX):
         assert manifest[source.name]["revision"] == source.revision
         assert manifest_of(source, SHARED_DATASETS / source.name) == manifest[source.name]["files"]
 
@@ -374,13 +376,18 @@ def test_a_failed_download_prints_its_error_on_a_line_of_its_own(cache: Path, se
 
 def test_readme_counts_of_pinned_files_come_from_the_manifest():
     """README's *Data* table states, for each pinned dataset, its number of files and then the
-    count for each of the loader's globs (``read_globs``), as the manifest has them."""
+    count for each of the loader's globs (``read_globs``), as the manifest has them; globs that
+    name one file each count together by folder (AgentRx's 44 sessions are 44 such globs)."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     for name, pinned in load_manifest().items():
         row = next(line for line in readme.splitlines() if line.startswith(f"| `{name}` |"))
         stated = re.search(r"sha256 of its (\d+) files: ([^|]*)\|", row)
         assert stated, row
-        per_glob = [sum(PurePosixPath(f).match(glob) for f in pinned["files"]) for glob in SOURCES[name].read_globs]
+        groups: dict[str, list[str]] = {}
+        for glob in SOURCES[name].read_globs:
+            literal = not any(c in glob for c in "*?[")
+            groups.setdefault(str(PurePosixPath(glob).parent) + "/" if literal else glob, []).append(glob)
+        per_glob = [sum(any(PurePosixPath(f).match(g) for g in globs) for f in pinned["files"]) for globs in groups.values()]
         assert int(stated[1]) == len(pinned["files"]) == sum(per_glob)
         assert [int(n) for n in re.findall(r"\d+", stated[2])] == per_glob, row
 
