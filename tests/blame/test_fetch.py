@@ -76,22 +76,23 @@ def test_manifest_pins_every_file_the_loaders_read_in_the_shared_copy():
 
 
 def test_fetch_downloads_unpacks_verifies_and_then_uses_the_cache(cache: Path, server: ArchiveServer, capsys):
-    """`blame data fetch` downloads both archives once, installs verified folders with their
+    """`blame data fetch` downloads the three archives once, installs verified folders with their
     origin recorded; a second fetch and every later load use the cache (no new request)."""
     before = len(server.requests)
     assert main(["data", "fetch"]) == 0
-    assert len(server.requests) - before == 2
+    assert len(server.requests) - before == 3
     out = capsys.readouterr()
     assert "blame-bench: downloading the who_and_when dataset" in out.err
     assert "who_and_when: verified: 184 files match" in out.out and "blame: verified: 38 files match" in out.out
-    assert entries(cache) == ["blame", "who_and_when"]  # no staging left
+    assert "agentrx: verified: 48 files match" in out.out
+    assert entries(cache) == ["agentrx", "blame", "who_and_when"]  # no staging left
     record = json.loads((cache / "who_and_when" / fetch.SOURCE_RECORD).read_text())
     assert record["url"] == server.url + WW_ARCHIVE and record["revision"] == WHO_AND_WHEN.revision
 
     assert main(["data", "fetch"]) == 0
     assert "already in the cache" in capsys.readouterr().err
     assert len(load_who_and_when(None, "hand_crafted")) == 58
-    assert len(server.requests) - before == 2
+    assert len(server.requests) - before == 3
     found = provenance("who_and_when")
     assert found["origin"].startswith(f"downloaded from {server.url}{WW_ARCHIVE} at ")
     assert found["revision"] == WHO_AND_WHEN.revision and found["verification"].startswith("verified")

@@ -5,13 +5,19 @@ A new method is covered by adding its line to ``solvers.SOLVERS``; nothing here 
 
 from __future__ import annotations
 
+from functools import cache
+
 import pytest
+from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 
 import providers.offline_model  # noqa: F401  (registers the offline/... provider)
 from blame.schema import Attribution, Trajectory
 from blame.state import ATTRIBUTION_KEY, TRAJECTORY_KEY
+from blame.agentrx import SUBSETS as AGENTRX_SUBSETS
+from blame.state import FRAMING_KEY, UNKNOWN_OUTCOME
 from solvers import SOLVERS, solver_by_name
+from tasks.agentrx import agentrx
 from tasks.blame_cortex import blame_cortex
 from tasks.blame_trading import blame_trading
 from tasks.who_and_when import who_and_when
@@ -65,3 +71,31 @@ def test_solver_contract(solver_name: str, task_name: str, policy: str, tmp_path
         check_attribution(attribution, trajectory)
         if policy == "invalid" and attribution.calls:  # a no-model floor (0 calls) is unaffected
             assert not attribution.valid
+
+
+@cache
+def agentrx_task(subset: str) -> Task:
+    """One AgentRx task per subset, built once (loading and rendering it is most of a run's time)."""
+    return agentrx(subset=subset)
+
+
+@pytest.mark.parametrize("subset", AGENTRX_SUBSETS)
+@pytest.mark.parametrize("solver_name", sorted(SOLVERS))
+def test_solver_contract_on_agentrx(solver_name: str, subset: str, tmp_path) -> None:
+    """Every solver on every AgentRx subset (two samples, one offline policy, to stay quick): an
+    Attribution on every sample, every sample scored; the verified-safe runs framed as unknown."""
+    [log] = inspect_eval(
+        agentrx_task(subset),
+        solver=solver_by_name(solver_name),
+        model="offline/mixed",
+        limit=2,
+        display="none",
+        log_dir=str(tmp_path),
+    )
+    assert log.status == "success", log.error
+    assert log.samples is not None and len(log.samples) == 2
+    for sample in log.samples:
+        assert sample.error is None and sample.scores and "listed_failures" in sample.scores
+        assert (sample.metadata[FRAMING_KEY] == UNKNOWN_OUTCOME) == (subset == "tau_retail_safe")
+        check_attribution(Attribution.model_validate(sample.store[ATTRIBUTION_KEY]),
+                          Trajectory.model_validate(sample.metadata[TRAJECTORY_KEY]))
