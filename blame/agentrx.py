@@ -140,12 +140,12 @@ def _list(path: Path) -> list:
 
 
 def _id(path: Path, obj: Any, key: str, where: str) -> str:
-    """``obj[key]``, an integer or a numeric string (a 64-hex or UUID string for sessions), as text."""
+    """``obj[key]``, an integer or a numeric string, as the integer's digits."""
     value = field(path, obj, key, (int, str), where=where)
     text = str(value).strip()
-    if not text or (key != "trajectory_id" and not text.isdecimal()):
+    if not text.isdecimal():
         raise DataFormatError(path, f"{where}.{key}", f"not an integer id: {value!r}")
-    return str(int(text)) if text.isdecimal() else text
+    return str(int(text))
 
 
 def _reward(path: Path, run: Any, where: str) -> float:
@@ -210,9 +210,9 @@ def _tau_step(path: Path, where: str, index: int, message: Any) -> Step:
 
 
 def _magentic_trajectory(root: Path, truth_path: Path, where: str, truth: dict) -> Trajectory:
-    session = _id(truth_path, truth, "trajectory_id", where)
+    session = field(truth_path, truth, "trajectory_id", str, where=where)
     path = root / M1_SESSIONS / f"{session}.json"
-    if "/" in session or "\\" in session or not path.is_file():
+    if not session or "/" in session or "\\" in session or not path.is_file():
         raise DataFormatError(truth_path, f"{where}.trajectory_id", f"no session file {M1_SESSIONS}/{session}.json")
     steps, system = magentic_one_log(path, read_json(path))
     task = steps[0].content.strip() if steps[0].kind == "human" else ""

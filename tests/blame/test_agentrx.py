@@ -174,6 +174,7 @@ HOSTILE = [
     ("tau_retail_safe", TAU_FULL, [0, "reward"], 7, "[0].reward", "outside 0..1"),
     ("tau_retail_safe", TAU_FULL, [0, "task_id"], "x1", "[0].task_id", "integer"),
     ("magentic_one", M1_TRUTH, [0, "trajectory_id"], "../../etc", "[0].trajectory_id", "no session file"),
+    ("magentic_one", M1_TRUTH, [0, "trajectory_id"], 56, "[0].trajectory_id", "expected str"),
     ("magentic_one", M1_TRUTH, [0, "failures", 0, "step_number"], 10_000, "[0].failures[0].step_number", "outside"),
     ("magentic_one", f"magentic_dataset/{HC_56}.json", [], {"history": []}, "<json>", "non-empty list"),
     ("magentic_one", f"magentic_dataset/{HC_56}.json", [0, "role"], _DELETE, "[0].role", "missing"),
