@@ -112,7 +112,7 @@ def load_agentrx(data_dir: str | Path | None = None, subset: str = "tau_retail")
     truth_path = root / (TAU_TRUTH if subset == "tau_retail" else M1_TRUTH)
     truths = _list(truth_path)
     if subset == "magentic_one":
-        return [_magentic_trajectory(root, truth_path, f"[{i}]", truth) for i, truth in enumerate(truths)]
+        return _unique(truth_path, [_magentic_trajectory(root, truth_path, f"[{i}]", truth) for i, truth in enumerate(truths)])
     runs = _runs_by_id(root / TAU_FAILED)
     trajectories = []
     for i, truth in enumerate(truths):
@@ -121,7 +121,7 @@ def load_agentrx(data_dir: str | Path | None = None, subset: str = "tau_retail")
             raise DataFormatError(truth_path, f"[{i}].trajectory_id", f"{task_id} is not a task_id of {TAU_FAILED}")
         where, run = runs[task_id]
         trajectories.append(_tau_trajectory(root / TAU_FAILED, where, run, (truth_path, f"[{i}]", truth)))
-    return trajectories
+    return _unique(truth_path, trajectories)
 
 
 def category(path: Path, where: str, raw: str) -> str:
@@ -130,6 +130,16 @@ def category(path: Path, where: str, raw: str) -> str:
     if key not in CATEGORIES:
         raise DataFormatError(path, where, f"unknown failure category {raw!r}")
     return CATEGORIES[key]
+
+
+def _unique(truth_path: Path, trajectories: list[Trajectory]) -> list[Trajectory]:
+    """``trajectories`` (one per ground-truth entry, in order), refusing an entry annotated twice."""
+    first: dict[str, int] = {}
+    for i, trajectory in enumerate(trajectories):
+        if trajectory.id in first:
+            raise DataFormatError(truth_path, f"[{i}].trajectory_id", f"annotated twice (also at [{first[trajectory.id]}])")
+        first[trajectory.id] = i
+    return trajectories
 
 
 def _list(path: Path) -> list:

@@ -193,6 +193,13 @@ def test_a_hostile_copy_is_one_error_naming_file_and_field(
     assert problem in error.value.problem
 
 
+@pytest.mark.parametrize("name", [TAU_TRUTH, M1_TRUTH])
+def test_a_trajectory_annotated_twice_is_refused(copy: Path, name: str) -> None:
+    _edit(copy, name, lambda entries: entries * 2)
+    with pytest.raises(DataFormatError, match=r"field '\[1\]\.trajectory_id': annotated twice \(also at \[0\]\)"):
+        load_agentrx(copy, "tau_retail" if name == TAU_TRUTH else "magentic_one")
+
+
 def test_numeric_strings_are_ids_and_a_speaker_mismatch_is_kept_and_flagged(copy: Path) -> None:
     """Ids as numeric strings load like integers; a failure blamed on an agent that does not speak
     at its step stays at that step, flagged, and the root cause's flag is ``label_consistent``."""

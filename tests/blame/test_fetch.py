@@ -171,9 +171,12 @@ def test_blame_data_lists_every_dataset_found_missing_or_malformed(cache: Path, 
     broken = tmp_path / "broken_blame"
     (broken / "benchmarks" / "cortex" / "cases").mkdir(parents=True)
     (broken / "benchmarks" / "cortex" / "cases" / "cortex_session_1.json").write_text("{not json")
-    status = main(["data", "--blame-dir", str(broken), "--aftraj-dir", str(tmp_path / "nowhere")])
+    status = main(["data", "--blame-dir", str(broken), "--aftraj-dir", str(tmp_path / "nowhere"),
+                   "--agentrx-dir", str(SHARED_DATASETS / "agentrx")])
     out, err = capsys.readouterr()
     assert status == 1
+    assert "agentrx: found, data_dir argument: " in out and "verified: 48 files match" in out
+    assert "  tau_retail: 29 trajectories\n  tau_retail_safe: 73 trajectories\n  magentic_one: 44 trajectories" in out
     assert f"who_and_when: found, downloaded from {os.environ['BLAME_BENCH_MIRROR']}" in out
     assert "  hand_crafted: 58 trajectories" in out
     assert f"blame: found, data_dir argument: {broken}; revision unknown; differs from the manifest" in out
