@@ -19,8 +19,8 @@ runs whose outcome tau-bench checked against the task's goal, with no label and 
 
 Canonicalisation. Every message is a step, the first (tau: the retail policy, a ``system`` step)
 included, so AgentRx's 1-based ``step_number`` n is step n - 1. tau-bench retail is three
-components: ``assistant`` (agent), ``user`` (tau-bench's LLM user simulator, an agent whose
-instruction is its ``system_prompt``) and ``retail_tools`` (software: every tool result; the
+components: ``assistant`` (agent), ``user`` (tau-bench's LLM user simulator, an agent; its
+instruction, the goal the run is checked against, is the trajectory's ``task``) and ``retail_tools`` (software: every tool result; the
 assistant's tool-call turns are ``tool_call`` steps listing the tools called). Magentic-One
 sessions follow :func:`blame.who_and_when.magentic_one_log`. Ids: ``tau_<task_id>``,
 ``tau_safe_<task_id>``, ``m1_<trajectory_id>``; ids given as numeric strings are accepted.
@@ -90,7 +90,8 @@ _TAU_SYSTEM = SystemSpec(
                   description="The retail customer-service agent: follows the retail policy, talks with the "
                   "user and calls the retail tools."),
         Component(id=USER, name="User", kind="agent",
-                  description="tau-bench's LLM user simulator: plays the customer from a hidden instruction."),
+                  description="tau-bench's LLM user simulator: plays the customer from an instruction (the "
+                  "task shown), which the assistant never sees."),
         Component(id=TOOLS, name="Retail tools", kind="software",
                   description="tau-bench's retail database API (users, orders, products): runs the "
                   "assistant's tool calls and returns their results."),
@@ -184,14 +185,12 @@ def _tau_trajectory(path: Path, where: str, run: dict, truth: tuple[Path, str, d
     steps = [_tau_step(path, f"{where}.traj[{i}]", i, message) for i, message in enumerate(messages)]
     task = field(path, field(path, field(path, run, "info", dict, where=where), "task", dict, where=f"{where}.info"),
                  "instruction", str, where=f"{where}.info.task")
-    user = _TAU_SYSTEM.component(USER).model_copy(update={"system_prompt": task})
-    system = _TAU_SYSTEM.model_copy(update={"components": [c if c.id != USER else user for c in _TAU_SYSTEM.components]})
-    label = _label(*truth, steps, system) if truth else None
+    label = _label(*truth, steps, _TAU_SYSTEM) if truth else None
     meta = {"subset": "tau_retail" if truth else "tau_retail_safe", "task_id": int(task_id),
             "trial": field(path, run, "trial", int, where=where, required=False),
             "reward": _reward(path, run, where)}
-    return _trajectory(f"tau_{task_id}" if truth else f"tau_safe_{task_id}", "agentrx/tau_retail", "", system, steps,
-                       label, meta, path)
+    return _trajectory(f"tau_{task_id}" if truth else f"tau_safe_{task_id}", "agentrx/tau_retail", task, _TAU_SYSTEM,
+                       steps, label, meta, path)
 
 
 def _tau_step(path: Path, where: str, index: int, message: Any) -> Step:

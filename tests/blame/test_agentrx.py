@@ -50,6 +50,7 @@ def test_counts_ids_and_framing() -> None:
     assert sorted(t.meta["question_id"] for t in m1) == sorted(AGENTRX_SESSIONS)
     assert len({t.id for t in tau + safe + m1}) == 146
     assert tau[0].system.ids == ["assistant", "user", "retail_tools"]
+    assert tau[0].task.startswith("You are Yusuf Rossi in 19122.")  # the user simulator's instruction
     assert [c.kind for c in tau[0].system.components] == ["agent", "agent", "software"]
     assert sum(t.label.agent == "user" for t in tau) == 8
 
