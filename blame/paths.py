@@ -3,7 +3,7 @@
 Resolution order for each dataset (the first folder holding one of its marker files wins):
 
 1. the explicit ``data_dir`` argument (task argument ``-T data_dir=...``);
-2. the environment variable (``WHO_AND_WHEN_DIR``, ``BLAME_DIR`` or ``AFTRAJ_DIR``);
+2. the environment variable (``WHO_AND_WHEN_DIR``, ``BLAME_DIR``, ``AFTRAJ_DIR`` or ``AGENTRX_DIR``);
 3. the user cache, ``$BLAME_BENCH_CACHE`` or the platform's cache folder (``~/.cache/blame-bench``
    on Linux) + ``/<name>``: filled by ``blame data fetch`` or by the automatic download below;
 4. the sibling folder ``../shared/datasets/<name>`` of the repository checkout (tests and CI;
@@ -34,10 +34,10 @@ from pathlib import Path
 
 from blame import fetch
 from blame.errors import DatasetNotFoundError
-from blame.sources import AFTRAJ, BLAME, SOURCES, WHO_AND_WHEN, DatasetSource, cache_root, env_flag, holds, offline, user_path
+from blame.sources import AFTRAJ, AGENTRX, BLAME, SOURCES, WHO_AND_WHEN, DatasetSource, cache_root, env_flag, holds, offline, user_path
 
 # the datasets are re-exported: loaders, tasks and tests import them from here
-__all__ = ["AFTRAJ", "BLAME", "SOURCES", "WHO_AND_WHEN", "DatasetSource", "Resolved", "cache_root", "provenance",
+__all__ = ["AFTRAJ", "AGENTRX", "BLAME", "SOURCES", "WHO_AND_WHEN", "DatasetSource", "Resolved", "cache_root", "provenance",
            "resolve_data_dir", "resolve_dataset"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -124,12 +124,26 @@ class Step(_Model):
     source_role: str | None = None
 
 
+class ListedFailure(_Model):
+    """One failure an annotation lists besides its root cause (AgentRx): its 0-based ``step``,
+    the ``agent`` blamed, the normalised ``category``, the annotator's ``reason``, and
+    ``speaker_matches`` (False when the agent does not produce that step: kept and flagged,
+    never moved)."""
+
+    step: int = Field(ge=0)
+    agent: str
+    category: str = ""
+    reason: str = ""
+    speaker_matches: bool = True
+
+
 class FaultLabel(_Model):
     """Ground truth for an unsafe trajectory.
 
     ``faulty`` lists the faulty component ids (the binary vector is derived from it and the
     SystemSpec). ``step``/``agent`` are the decisive step and the responsible agent, when the
-    source has them.
+    source has them. ``failures`` lists every failure the source annotates (the decisive one
+    included), when it lists more than the decisive one.
     """
 
     faulty: list[str]
@@ -137,6 +151,7 @@ class FaultLabel(_Model):
     agent: str | None = None
     reason: str | None = None
     fault_names: list[str] = Field(default_factory=list)
+    failures: list[ListedFailure] = Field(default_factory=list)
 
 
 class Trajectory(_Model):
@@ -172,6 +187,10 @@ class Trajectory(_Model):
                 raise ValueError(f"label.step {self.label.step} is outside the log (0..{len(self.steps) - 1})")
             if self.label.agent is not None and self.label.agent not in ids:
                 raise ValueError(f"label.agent {self.label.agent!r} is not a component")
+            for i, failure in enumerate(self.label.failures):
+                if failure.step >= len(self.steps) or failure.agent not in ids:
+                    raise ValueError(f"label.failures[{i}] names step {failure.step} or agent {failure.agent!r} "
+                                     "outside the log")
         return self
 
     @property

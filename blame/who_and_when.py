@@ -305,3 +305,15 @@ def _meta(path: Path, data: dict, subset: str, system: SystemSpec, steps: list[S
         if key in data:
             meta[key] = field(path, data, key, bool)
     return meta
+
+
+def magentic_one_log(path: Path, history: Any) -> tuple[list[Step], SystemSpec]:
+    """The steps and system of one Magentic-One ``history`` list, by the Hand-Crafted rules above
+    (no label: components are the speakers and recipients). Shared with :mod:`blame.agentrx`,
+    which loads AgentRx's copy of these sessions."""
+    if not isinstance(history, list) or not history:
+        raise DataFormatError(path, "<json>", "expected a non-empty list of history entries")
+    entries = [_entry(path, entry, f"[{i}]", "role") for i, entry in enumerate(history)]
+    spelling = _spellings(entries, [])
+    steps = [_step(i, entry, spelling) for i, entry in enumerate(entries)]
+    return steps, _system("hand_crafted", steps, {}, steps[0].agent)  # steps[0].agent: already a component

@@ -20,6 +20,8 @@ from blame.errors import DatasetNotFoundError
 def _loaders() -> dict[str, list[tuple[str, Callable[[Path], list]]]]:
     """Dataset name -> (part, loader of that part from the dataset's folder)."""
     from blame.aftraj import load_aftraj
+    from blame.agentrx import SUBSETS as AGENTRX_SUBSETS
+    from blame.agentrx import load_agentrx
     from blame.blame_cases import load_blame
     from blame.who_and_when import load_who_and_when
 
@@ -27,6 +29,7 @@ def _loaders() -> dict[str, list[tuple[str, Callable[[Path], list]]]]:
         "who_and_when": [(s, partial(load_who_and_when, subset=s)) for s in ("algorithm_generated", "hand_crafted")],
         "blame": [(s, partial(load_blame, system=s)) for s in ("cortex", "trading")],
         "aftraj": [("safe", partial(load_aftraj, subset="safe")), ("unsafe", partial(load_aftraj, subset="unsafe"))],
+        "agentrx": [(s, partial(load_agentrx, subset=s)) for s in AGENTRX_SUBSETS],
     }
 
 
@@ -142,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="blame", description="BLAME-bench command line.")
     commands = parser.add_subparsers(dest="command", required=True)
     data = commands.add_parser("data", help="each dataset: where it is found, its origin and verification, what loads")
-    for name in ("who_and_when", "blame", "aftraj"):
+    for name in ("who_and_when", "blame", "aftraj", "agentrx"):
         data.add_argument(f"--{name.replace('_', '-')}-dir", dest=f"{name}_dir", default=None, metavar="DIR",
                           help=f"look for the {name} dataset only here (as -T data_dir=...; relative to the current folder)")
     data.set_defaults(run=_data)

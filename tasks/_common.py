@@ -114,7 +114,7 @@ def dataset_provenance(trajectories: Sequence[Trajectory]) -> dict[str, dict[str
 
 def build_task(
     trajectories: Sequence[Trajectory],
-    scorer: Scorer,
+    scorer: Scorer | list[Scorer],
     solver: str | Solver,
     name: str,
     headline: str | HeadlineMetric,

@@ -23,13 +23,14 @@ from doc_commands import REPO, markdown_commands, run_command, scratch_repo
 
 from solvers import SOLVERS
 from tasks.aftraj import aftraj
+from tasks.agentrx import agentrx
 from tasks.blame_cortex import blame_cortex
 from tasks.blame_trading import blame_trading
 from tasks.who_and_when import who_and_when
 
 CARD = REPO / "BENCHMARK.md"
 README = REPO / "README.md"
-TASKS = {f.__name__: f for f in (who_and_when, blame_cortex, blame_trading, aftraj)}
+TASKS = {f.__name__: f for f in (who_and_when, blame_cortex, blame_trading, aftraj, agentrx)}
 
 # (pattern found in the command, why it is not run here). Every rule must match a shown command.
 NOT_RUN: list[tuple[str, str]] = [

@@ -255,7 +255,7 @@ def test_every_solvers_prompts_in_the_eval_log_show_only_true_structure(tmp_path
     from inspect_ai.log import read_eval_log, resolve_sample_attachments
 
     import providers.offline_model  # noqa: F401  (registers offline/...)
-    from solvers import SOLVERS, solver_by_name
+    from solvers import SOLVERS
     from tasks.who_and_when import who_and_when
 
     _hostile_who_and_when(tmp_path / "ww")

@@ -26,7 +26,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from blame import fetch, sources
 from blame.errors import DatasetNotFoundError
 from blame.fetch import DatasetVerificationError, load_manifest, manifest_of
-from blame.paths import BLAME, SOURCES, WHO_AND_WHEN, provenance, resolve_dataset
+from blame.paths import AGENTRX, BLAME, SOURCES, WHO_AND_WHEN, provenance, resolve_dataset
 from blame.who_and_when import load_who_and_when
 from blame_bench.cli import main
 
@@ -63,33 +63,36 @@ def entries(cache: Path) -> list[str]:
 
 def test_manifest_pins_every_file_the_loaders_read_in_the_shared_copy():
     """The package manifest equals the sha256 of the files the loaders read in ../shared/datasets
-    (184 Who&When logs; 15 + 6 BLAME cases, 15 agent files, 2 schemas)."""
+    (184 Who&When logs; 15 + 6 BLAME cases, 15 agent files, 2 schemas; AgentRx's 2 annotation files,
+    2 tau-bench run files and the 44 annotated Magentic-One sessions)."""
     needs_shared()
     manifest = load_manifest()
     assert len(manifest["who_and_when"]["files"]) == 184
     assert len(manifest["blame"]["files"]) == 38
-    for source in (WHO_AND_WHEN, BLAME):
+    assert len(manifest["agentrx"]["files"]) == 48
+    for source in (WHO_AND_WHEN, BLAME, AGENTRX):
         assert manifest[source.name]["revision"] == source.revision
         assert manifest_of(source, SHARED_DATASETS / source.name) == manifest[source.name]["files"]
 
 
 def test_fetch_downloads_unpacks_verifies_and_then_uses_the_cache(cache: Path, server: ArchiveServer, capsys):
-    """`blame data fetch` downloads both archives once, installs verified folders with their
+    """`blame data fetch` downloads the three archives once, installs verified folders with their
     origin recorded; a second fetch and every later load use the cache (no new request)."""
     before = len(server.requests)
     assert main(["data", "fetch"]) == 0
-    assert len(server.requests) - before == 2
+    assert len(server.requests) - before == 3
     out = capsys.readouterr()
     assert "blame-bench: downloading the who_and_when dataset" in out.err
     assert "who_and_when: verified: 184 files match" in out.out and "blame: verified: 38 files match" in out.out
-    assert entries(cache) == ["blame", "who_and_when"]  # no staging left
+    assert "agentrx: verified: 48 files match" in out.out
+    assert entries(cache) == ["agentrx", "blame", "who_and_when"]  # no staging left
     record = json.loads((cache / "who_and_when" / fetch.SOURCE_RECORD).read_text())
     assert record["url"] == server.url + WW_ARCHIVE and record["revision"] == WHO_AND_WHEN.revision
 
     assert main(["data", "fetch"]) == 0
     assert "already in the cache" in capsys.readouterr().err
     assert len(load_who_and_when(None, "hand_crafted")) == 58
-    assert len(server.requests) - before == 2
+    assert len(server.requests) - before == 3
     found = provenance("who_and_when")
     assert found["origin"].startswith(f"downloaded from {server.url}{WW_ARCHIVE} at ")
     assert found["revision"] == WHO_AND_WHEN.revision and found["verification"].startswith("verified")
@@ -168,9 +171,12 @@ def test_blame_data_lists_every_dataset_found_missing_or_malformed(cache: Path, 
     broken = tmp_path / "broken_blame"
     (broken / "benchmarks" / "cortex" / "cases").mkdir(parents=True)
     (broken / "benchmarks" / "cortex" / "cases" / "cortex_session_1.json").write_text("{not json")
-    status = main(["data", "--blame-dir", str(broken), "--aftraj-dir", str(tmp_path / "nowhere")])
+    status = main(["data", "--blame-dir", str(broken), "--aftraj-dir", str(tmp_path / "nowhere"),
+                   "--agentrx-dir", str(SHARED_DATASETS / "agentrx")])
     out, err = capsys.readouterr()
     assert status == 1
+    assert "agentrx: found, data_dir argument: " in out and "verified: 48 files match" in out
+    assert "  tau_retail: 29 trajectories\n  tau_retail_safe: 73 trajectories\n  magentic_one: 44 trajectories" in out
     assert f"who_and_when: found, downloaded from {os.environ['BLAME_BENCH_MIRROR']}" in out
     assert "  hand_crafted: 58 trajectories" in out
     assert f"blame: found, data_dir argument: {broken}; revision unknown; differs from the manifest" in out
@@ -374,13 +380,18 @@ def test_a_failed_download_prints_its_error_on_a_line_of_its_own(cache: Path, se
 
 def test_readme_counts_of_pinned_files_come_from_the_manifest():
     """README's *Data* table states, for each pinned dataset, its number of files and then the
-    count for each of the loader's globs (``read_globs``), as the manifest has them."""
+    count for each of the loader's globs (``read_globs``), as the manifest has them; globs that
+    name one file each count together by folder (AgentRx's 44 sessions are 44 such globs)."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     for name, pinned in load_manifest().items():
         row = next(line for line in readme.splitlines() if line.startswith(f"| `{name}` |"))
         stated = re.search(r"sha256 of its (\d+) files: ([^|]*)\|", row)
         assert stated, row
-        per_glob = [sum(PurePosixPath(f).match(glob) for f in pinned["files"]) for glob in SOURCES[name].read_globs]
+        groups: dict[str, list[str]] = {}
+        for glob in SOURCES[name].read_globs:
+            literal = not any(c in glob for c in "*?[")
+            groups.setdefault(str(PurePosixPath(glob).parent) + "/" if literal else glob, []).append(glob)
+        per_glob = [sum(any(PurePosixPath(f).match(g) for g in globs) for f in pinned["files"]) for globs in groups.values()]
         assert int(stated[1]) == len(pinned["files"]) == sum(per_glob)
         assert [int(n) for n in re.findall(r"\d+", stated[2])] == per_glob, row
 

@@ -5,13 +5,17 @@ A new method is covered by adding its line to ``solvers.SOLVERS``; nothing here 
 
 from __future__ import annotations
 
+from functools import cache
+
 import pytest
+from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 
 import providers.offline_model  # noqa: F401  (registers the offline/... provider)
 from blame.schema import Attribution, Trajectory
-from blame.state import stored_attribution, trajectory_from_metadata
+from blame.state import FRAMING_KEY, KNOWN_FAILURE, UNKNOWN_OUTCOME, stored_attribution, trajectory_from_metadata
 from solvers import SOLVERS, solver_by_name
+from tasks.agentrx import agentrx
 from tasks.blame_cortex import blame_cortex
 from tasks.blame_trading import blame_trading
 from tasks.who_and_when import who_and_when
@@ -65,3 +69,39 @@ def test_solver_contract(solver_name: str, task_name: str, policy: str, tmp_path
         check_attribution(attribution, trajectory)
         if policy == "invalid" and attribution.calls:  # a no-model floor (0 calls) is unaffected
             assert not attribution.valid
+
+
+@cache
+def agentrx_task(subsets: str) -> Task:
+    """The AgentRx task over ``subsets``, cut to the first two samples of each subset; built once
+    (loading and rendering it is most of a run's time)."""
+    task = agentrx(subset=subsets)
+    firsts: dict[str, list[str | int]] = {}
+    for sample in task.dataset:
+        firsts.setdefault(sample.metadata["subset"], []).append(sample.id)
+    keep = {sample_id for ids in firsts.values() for sample_id in ids[:2]}
+    task.dataset = task.dataset.filter(lambda sample: sample.id in keep)
+    return task
+
+
+@pytest.mark.parametrize(("subsets", "framing"), [("tau_retail,magentic_one", KNOWN_FAILURE),
+                                                  ("tau_retail_safe", UNKNOWN_OUTCOME)])
+@pytest.mark.parametrize("solver_name", sorted(SOLVERS))
+def test_solver_contract_on_agentrx(solver_name: str, subsets: str, framing: str, tmp_path) -> None:
+    """Every solver on two samples of every AgentRx subset (one offline policy, to stay quick): the
+    labelled subsets as known failures, the verified-safe runs as a task of unknown outcome; an
+    Attribution on every sample and every sample scored."""
+    [log] = inspect_eval(
+        agentrx_task(subsets),
+        solver=solver_by_name(solver_name),
+        model="offline/mixed",
+        display="none",
+        log_dir=str(tmp_path),
+    )
+    assert log.status == "success", log.error
+    assert log.samples is not None and len(log.samples) == 2 * len(subsets.split(","))
+    for sample in log.samples:
+        assert sample.error is None and sample.scores and "listed_failures" in sample.scores
+        assert sample.metadata[FRAMING_KEY] == framing
+        check_attribution(stored_attribution(sample.store),
+                          trajectory_from_metadata(sample.metadata))

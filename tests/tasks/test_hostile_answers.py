@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from inspect_ai import eval
 from inspect_ai.model import ModelAPI, ModelOutput, get_model, modelapi
 from inspect_ai.model._providers.mockllm import MockLLM
