@@ -38,6 +38,7 @@ from inspect_ai.model import ChatMessageTool
 from blame.state import stored_attribution, trajectory_from_metadata
 from providers.local_model import SERVED_MODEL_NAME, LocalModelServer
 from solvers import SOLVERS
+from tasks.agentrx import agentrx
 from tasks.blame_cortex import blame_cortex
 from tasks.blame_trading import blame_trading
 from tasks.who_and_when import who_and_when
@@ -50,6 +51,7 @@ TASKS = {
     "who_and_when_hc": (lambda: who_and_when(subset="hand_crafted"), "hc_48"),
     "blame_cortex": (blame_cortex, "cortex_session_50"),
     "blame_trading": (blame_trading, "trading_session_3"),
+    "agentrx_tau_retail": (lambda: agentrx(subset="tau_retail"), "tau_47"),
 }
 """Task name -> (task factory, its shortest sample by rendered length)."""
 
@@ -59,7 +61,7 @@ COVER = {
     "raffles": "who_and_when_hc",
     "step_by_step": "who_and_when_ag",
     "binary_search": "blame_cortex",
-    "hybrid": "who_and_when_hc",
+    "hybrid": "agentrx_tau_retail",
     "online_auditor": "who_and_when_ag",
     "floor_most_frequent": "who_and_when_ag",
     "floor_fixed_agent": "who_and_when_hc",
