@@ -23,8 +23,8 @@ from providers.local_model import SERVED_MODEL_NAME, LocalModelServer
 REPO = Path(__file__).resolve().parent.parent
 CASES = ["cortex_session_50", "cortex_session_30"]
 """The two shortest CORTEX logs (both single-fault), so the demo runs in minutes on two cores."""
-BUDGET = ["-S", "max_log_chars=6000", "-S", "max_prompt_chars=400"]
-REPRODUCIBLE = ["--max-tokens", "256", "--temperature", "0", "--seed", "0", "--max-samples", "1", "--max-connections", "1"]
+BUDGET = ["-S", "max_log_chars=2000", "-S", "max_prompt_chars=200"]
+REPRODUCIBLE = ["--max-tokens", "128", "--temperature", "0", "--seed", "0", "--max-samples", "1", "--max-connections", "1"]
 """Greedy decoding, and one request at a time in a fixed order: llama.cpp continues each prompt from
 the part it shares with the previous request, and its numbers differ slightly between a prompt
 continued that way and one evaluated whole, which can flip a greedy choice; with a fixed request

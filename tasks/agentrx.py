@@ -21,6 +21,8 @@ failure.
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 from inspect_ai.log import HeadlineMetric
 
@@ -29,7 +31,7 @@ from blame.arguments import ArgumentError, as_optional_str
 from scorers.attribution import attribution
 from scorers.auditing import auditing
 from scorers.listed_failures import listed_failures
-from tasks._common import build_task, load_data
+from tasks._common import build_task, load_data, refuse_unknown_task_args
 
 AGENTRX_REVISION = "f228165bfec60a801fd5fedd9d8ffe0f9de0c69d"
 
@@ -51,8 +53,10 @@ def agentrx(
     subset: str | list[str] = "tau_retail",
     solver: str = "all_at_once",
     data_dir: str | None = None,
+    **kwargs: Any,
 ) -> Task:
     """AgentRx failure attribution (root-cause agent + step), with verified-safe tau-bench runs."""
+    refuse_unknown_task_args(agentrx, kwargs)
     subsets = _subsets(subset)
     data_dir = as_optional_str("data_dir", data_dir)
     trajectories = [t for name in subsets for t in load_data(load_agentrx, data_dir, name)]

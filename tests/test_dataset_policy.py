@@ -46,7 +46,7 @@ def test_outside_ci_a_missing_dataset_skips_with_the_reason(suite: pytest.Pytest
     result = suite.runpytest_subprocess("-rs", "-p", "no:cacheprovider")
     result.assert_outcomes(skipped=2, failed=1)
     result.stdout.fnmatch_lines(["datasets unavailable, tests that need them skipped: who_and_when: Downloading the*",
-                                 "*needs a dataset unavailable here (who_and_when, blame; why: end of the run)"])
+                                 "*needs a dataset unavailable here (who_and_when, blame, agentrx; why: end of the run)"])
 
 
 def test_under_ci_a_missing_dataset_fails(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
