@@ -241,19 +241,16 @@ class JsonSchemaCompat:
         await self.app(scope, replay, translate)
 
 
-def serve(port: int, n_ctx: int = DEFAULT_CONTEXT, threads: int | None = None, reuse_prefix: bool = True) -> None:
+def serve(port: int, n_ctx: int = DEFAULT_CONTEXT, threads: int | None = None) -> None:
     """Serve SmolLM2 on 127.0.0.1:``port`` in the foreground (blocks until interrupted).
 
-    ``threads`` is llama.cpp's thread count (default: every core). With ``reuse_prefix=False``
-    every request's prompt is evaluated whole instead of continuing from the part it shares with
-    the previous request: slower, but each answer then depends only on its own request, not on the
-    order in which concurrent requests reached the server (llama.cpp's numbers differ slightly
-    between a prompt evaluated in one batch and one continued from a cached prefix, which can flip
-    a greedy choice).
+    ``threads`` is llama.cpp's thread count (default: every core). llama.cpp continues each prompt
+    from the part it shares with the previous request, and its numbers differ slightly from those of
+    a prompt evaluated whole, which can flip a greedy choice: greedy answers repeat when the
+    requests come in the same order (the demo sends one at a time).
     """
     try:
         import uvicorn
-        from llama_cpp import Llama
         from llama_cpp.server.app import create_app
         from llama_cpp.server.settings import ModelSettings, ServerSettings
     except ImportError as error:
@@ -269,14 +266,6 @@ def serve(port: int, n_ctx: int = DEFAULT_CONTEXT, threads: int | None = None, r
         flash_attn=True,  # about 25% faster prompt evaluation on two CPU cores (measured)
         verbose=False,
     )
-    if not reuse_prefix:
-        generate = Llama.generate
-
-        def generate_whole_prompt(self: Llama, tokens: Any, *args: Any, **kwargs: Any) -> Any:
-            self.n_tokens = 0  # forget the cached prefix: llama-cpp-python then evaluates from token 0
-            return generate(self, tokens, *args, **kwargs)
-
-        Llama.generate = generate_whole_prompt  # this process serves one model; nothing else uses Llama
     app = create_app(server_settings=ServerSettings(host="127.0.0.1", port=port), model_settings=[model])
     uvicorn.run(JsonSchemaCompat(app), host="127.0.0.1", port=port, log_level="warning")
 
@@ -292,15 +281,13 @@ class LocalModelServer:
 
     ``base_url`` is what ``VLLM_BASE_URL`` must be set to. Raises :class:`LocalModelUnavailable`
     with the install command when the optional dependencies are missing, and with the server's
-    own output when it does not answer within ``startup_timeout`` seconds. ``threads`` and
-    ``reuse_prefix`` are :func:`serve`'s.
+    own output when it does not answer within ``startup_timeout`` seconds. ``threads`` is
+    :func:`serve`'s.
     """
 
-    def __init__(self, n_ctx: int = DEFAULT_CONTEXT, startup_timeout: float = 180.0, threads: int | None = None,
-                 reuse_prefix: bool = True) -> None:
+    def __init__(self, n_ctx: int = DEFAULT_CONTEXT, startup_timeout: float = 180.0, threads: int | None = None) -> None:
         self.n_ctx = n_ctx
         self.threads = threads
-        self.reuse_prefix = reuse_prefix
         self.startup_timeout = startup_timeout
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
@@ -313,7 +300,6 @@ class LocalModelServer:
             raise LocalModelUnavailable(f"llama-cpp-python is not installed: {INSTALL_HINT}")
         command = [sys.executable, "-m", "providers.local_model", "serve", "--port", str(self.port), "--n-ctx", str(self.n_ctx)]
         command += ["--threads", str(self.threads)] if self.threads else []
-        command += [] if self.reuse_prefix else ["--no-prefix-reuse"]
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
         try:
             self._wait_until_ready()
@@ -360,11 +346,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--port", type=int, default=8012)
     run.add_argument("--n-ctx", type=int, default=DEFAULT_CONTEXT)
     run.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: every core)")
-    run.add_argument("--no-prefix-reuse", action="store_true",
-                     help="evaluate every prompt whole: answers independent of request order (slower)")
     args = parser.parse_args(argv)
     try:
-        serve(args.port, args.n_ctx, args.threads, reuse_prefix=not args.no_prefix_reuse)
+        serve(args.port, args.n_ctx, args.threads)
     except LocalModelUnavailable as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
