@@ -46,7 +46,7 @@ Measurements (definitions, in the order of the report)
    ``calls x latency / C`` (the issue's definition). No schedule can beat the slowest sample's
    own critical path either, so the efficiency is given against both the ideal and the bound
    ``max(calls x latency / C, max_i R_i x latency)`` (time / measured time).
-3. **Calls and tokens per sample** against BENCHMARK.md ("Calls per sample" tables): the
+3. **Calls and tokens per sample** against docs/protocols/calls.md: the
    measured ``Attribution.calls`` is checked against each method's formula evaluated on what the
    sample recorded (e.g. step-by-step: k, the position of the first flagged step, else m), and
    the input characters against the formula's "log characters sent" column (e.g. all-at-once L,
