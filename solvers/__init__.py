@@ -1,8 +1,9 @@
 """Attribution methods, one module each. Every solver leaves an ``Attribution`` (blame.schema).
 
 ``SOLVERS`` maps the name used by ``-T solver=<name>`` and by the contract tests to the solver
-factory. Adding a method: write ``solvers/<name>.py`` with one ``@solver`` factory that calls
-``blame.state.save_attribution``, and add one line here.
+factory. Adding a method (BENCHMARK.md section 8): write ``solvers/<name>.py`` with one
+``@solver`` factory that calls ``blame.state.save_attribution``, and add one line here: to
+``SOLVERS``, or to ``NO_MODEL`` if the method calls no model.
 """
 
 from __future__ import annotations
@@ -23,6 +24,14 @@ from solvers.raffles import raffles
 from solvers.step_by_step import step_by_step
 from solvers.tool_caller import tool_caller
 
+NO_MODEL: dict[str, Callable[..., Solver]] = {
+    "floor_most_frequent": floor_most_frequent,
+    "floor_fixed_agent": floor_fixed_agent,
+    "floor_fixed_step": floor_fixed_step,
+}
+"""The methods that call no model (rules over the log), also in ``SOLVERS``: the tests expect no
+model call from them and, under unknown outcome, the same answer on a log and its safe twin."""
+
 SOLVERS: dict[str, Callable[..., Solver]] = {
     "all_at_once": all_at_once,
     "poirot": poirot,
@@ -30,12 +39,11 @@ SOLVERS: dict[str, Callable[..., Solver]] = {
     "step_by_step": step_by_step,
     "binary_search": binary_search,
     "hybrid": hybrid,
-    "floor_most_frequent": floor_most_frequent,
-    "floor_fixed_agent": floor_fixed_agent,
-    "floor_fixed_step": floor_fixed_step,
+    **NO_MODEL,
     "online_auditor": online_auditor,
     "tool_caller": tool_caller,
 }
+"""Every method by name: the ones that call a model, listed here, and ``NO_MODEL``."""
 
 
 def solver_by_name(name: str) -> Solver:
@@ -44,4 +52,4 @@ def solver_by_name(name: str) -> Solver:
     return SOLVERS[as_choice("solver", name, sorted(SOLVERS))]()
 
 
-__all__ = ["SOLVERS", "solver_by_name"]
+__all__ = ["NO_MODEL", "SOLVERS", "solver_by_name"]

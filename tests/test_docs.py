@@ -1,8 +1,9 @@
 """Docs that cannot drift: BENCHMARK.md (the card) and README.md against the code.
 
 - The card stays a card (at most 30,000 characters) and does not bring back known drift.
-- Its option tables name exactly each registered solver's and each task's arguments, with the
-  defaults of their signatures; every ``-S``/``-T`` argument shown anywhere exists.
+- Its option tables name exactly each registered solver's (a solver without options may be left
+  out) and each task's arguments, with the defaults of their signatures; every ``-S``/``-T``
+  argument shown anywhere exists.
 - Every relative link of README.md, BENCHMARK.md and docs/ points at a file.
 - Every command shown in README.md and BENCHMARK.md is either run here, offline (the model
   rewritten to ``offline/random``, ``--limit 1``, in a scratch folder), or matched by a rule of
@@ -127,12 +128,13 @@ def signature_defaults(factory: Any) -> dict[str, str]:
 
 
 def test_solver_options_table_matches_signatures():
-    """The card's solver table lists every registered solver with exactly its arguments and their
-    defaults as the code has them."""
+    """The card's solver table lists every registered solver that has options, with exactly its
+    arguments and their defaults as the code has them; a solver without options may have a
+    ``(none)`` row or no row (the card's section 8 says so)."""
     table = option_table(CARD.read_text(encoding="utf-8"), "| solver | options (defaults) |")
-    assert set(table) == set(SOLVERS)
+    assert set(table) <= set(SOLVERS), set(table) - set(SOLVERS)
     for name, factory in SOLVERS.items():
-        assert table[name] == signature_defaults(factory), name
+        assert table.get(name, {}) == signature_defaults(factory), name
 
 
 def test_task_arguments_table_matches_signatures():

@@ -37,7 +37,7 @@ from inspect_ai.model import ChatMessageTool
 
 from blame.state import stored_attribution, trajectory_from_metadata
 from providers.local_model import SERVED_MODEL_NAME, LocalModelServer
-from solvers import SOLVERS
+from solvers import NO_MODEL, SOLVERS
 from tasks.agentrx import agentrx
 from tasks.blame_cortex import blame_cortex
 from tasks.blame_trading import blame_trading
@@ -73,7 +73,6 @@ OWN_TEST = {"tool_caller": "who_and_when_ag"}
 """Solvers with a test of their own below, and their task."""
 BUDGET = {"max_log_chars": 1000, "max_prompt_chars": 100}
 """Small render budgets: prompt evaluation is most of the time (about 30 ms a token on one core)."""
-NO_MODEL = {"floor_most_frequent", "floor_fixed_agent", "floor_fixed_step"}
 
 
 def cover_task(solver_name: str) -> Task:

@@ -1,6 +1,7 @@
 """The solver contract: every registered solver works on every task and leaves a usable Attribution.
 
-A new method is covered by adding its line to ``solvers.SOLVERS``; nothing here changes.
+A new method is covered by adding its line to ``solvers.SOLVERS`` (or ``solvers.NO_MODEL``); nothing
+here changes. ``tests/solvers/test_adding_a_method.py`` runs these tests on BENCHMARK.md's example.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ from functools import cache
 import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
+from inspect_ai.event import ModelEvent
 
 import providers.offline_model  # noqa: F401  (registers the offline/... provider)
 from blame.schema import Attribution, Trajectory
 from blame.state import FRAMING_KEY, KNOWN_FAILURE, UNKNOWN_OUTCOME, stored_attribution, trajectory_from_metadata
-from solvers import SOLVERS, solver_by_name
+from solvers import NO_MODEL, SOLVERS, solver_by_name
 from tasks.agentrx import agentrx
 from tasks.blame_cortex import blame_cortex
 from tasks.blame_trading import blame_trading
@@ -26,6 +28,10 @@ TASKS = {
     "blame_cortex": blame_cortex,
     "blame_trading": blame_trading,
 }
+POLICIES = ["random", "mixed", "invalid"]
+"""Offline model policies: valid answers, a mix of valid and garbage, garbage only."""
+AGENTRX_RUNS = [("tau_retail,magentic_one", KNOWN_FAILURE), ("tau_retail_safe", UNKNOWN_OUTCOME)]
+"""AgentRx subsets run together, and the framing each run must have."""
 
 
 def check_attribution(attribution: Attribution, trajectory: Trajectory) -> None:
@@ -46,11 +52,12 @@ def check_attribution(attribution: Attribution, trajectory: Trajectory) -> None:
     assert sum(u.calls for u in attribution.usage.values()) == attribution.calls
 
 
-@pytest.mark.parametrize("policy", ["random", "mixed", "invalid"])
+@pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("task_name", sorted(TASKS))
 @pytest.mark.parametrize("solver_name", sorted(SOLVERS))
 def test_solver_contract(solver_name: str, task_name: str, policy: str, tmp_path) -> None:
-    """Any model output, valid or garbage, ends as an Attribution on every sample; no sample is lost."""
+    """Any model output, valid or garbage, ends as an Attribution on every sample; no sample is lost.
+    A ``NO_MODEL`` method makes no model call; any other is invalid on garbage alone."""
     [log] = inspect_eval(
         TASKS[task_name](),
         solver=solver_by_name(solver_name),
@@ -67,8 +74,10 @@ def test_solver_contract(solver_name: str, task_name: str, policy: str, tmp_path
         assert Attribution.model_validate_json(sample.output.completion) == attribution
         trajectory = trajectory_from_metadata(sample.metadata)
         check_attribution(attribution, trajectory)
-        if policy == "invalid" and attribution.calls:  # a no-model floor (0 calls) is unaffected
-            assert not attribution.valid
+        if solver_name in NO_MODEL:
+            assert attribution.calls == 0 and not [e for e in sample.events if isinstance(e, ModelEvent)]
+        elif policy == "invalid":
+            assert not attribution.valid, "a method that calls no model belongs in solvers.NO_MODEL"
 
 
 @cache
@@ -84,8 +93,7 @@ def agentrx_task(subsets: str) -> Task:
     return task
 
 
-@pytest.mark.parametrize(("subsets", "framing"), [("tau_retail,magentic_one", KNOWN_FAILURE),
-                                                  ("tau_retail_safe", UNKNOWN_OUTCOME)])
+@pytest.mark.parametrize(("subsets", "framing"), AGENTRX_RUNS)
 @pytest.mark.parametrize("solver_name", sorted(SOLVERS))
 def test_solver_contract_on_agentrx(solver_name: str, subsets: str, framing: str, tmp_path) -> None:
     """Every solver on two samples of every AgentRx subset (one offline policy, to stay quick): the
