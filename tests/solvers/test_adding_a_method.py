@@ -45,7 +45,8 @@ def with_additions(source: str, diff: str) -> str:
         if mark == "+":
             pending.append(text)
             continue
-        assert mark == " " and text in lines[at:], f"section 8's context line {text!r} is not in solvers/__init__.py"
+        assert mark == " ", f"section 8's diff line {line!r} is neither added (+) nor context (space)"
+        assert text in lines[at:], f"section 8's context line {text!r} is not in solvers/__init__.py"
         at = lines.index(text, at)
         lines[at:at] = pending
         at += len(pending) + 1
