@@ -27,7 +27,7 @@ from inspect_ai import eval as inspect_eval
 from blame.render import render_log
 from blame.state import stored_attribution, trajectory_from_metadata
 from providers.local_model import SERVED_MODEL_NAME, LocalModelServer
-from solvers import SOLVERS
+from solvers import NO_MODEL, SOLVERS
 from tasks.blame_cortex import blame_cortex
 from tasks.blame_trading import blame_trading
 from tasks.who_and_when import who_and_when
@@ -38,7 +38,6 @@ TASKS = {
     "blame_cortex": blame_cortex,
     "blame_trading": blame_trading,
 }
-NO_MODEL = {"floor_most_frequent", "floor_fixed_agent", "floor_fixed_step"}
 BUDGET = {"max_log_chars": 4000, "max_prompt_chars": 300}
 
 
