@@ -287,6 +287,21 @@ class PrefixVerdict(_Model):
     errors: list[str] = Field(default_factory=list)
 
 
+class Candidate(_Model):
+    """One distinct (step, agent) candidate of a propose-and-verify ensemble.
+
+    ``proposers`` counts the proposer calls that named it; ``support`` the verifier calls that
+    answered yes to all four questions; ``confidences`` are those supporting verifiers'
+    confidences; ``admitted`` says its support reached the majority threshold."""
+
+    step: int
+    agent: str
+    proposers: int = Field(ge=0)
+    support: int = Field(ge=0)
+    confidences: list[float] = Field(default_factory=list)
+    admitted: bool = False
+
+
 class Attribution(_Model):
     """What every solver produces for one sample.
 
@@ -318,6 +333,8 @@ class Attribution(_Model):
     label_informed: bool = False
     reports: list[Report] = Field(default_factory=list)
     exchanges: list[Exchange] = Field(default_factory=list)
+    candidates: list[Candidate] = Field(default_factory=list)
+    abstained: bool = False
     valid: bool = True
     errors: list[str] = Field(default_factory=list)
     reason: str = ""
