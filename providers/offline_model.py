@@ -3,7 +3,8 @@
 Use it as ``--model offline/<policy>`` (or ``get_model("offline/<policy>")``). It makes no network
 call and downloads nothing, and it never sees labels: it reads only the chat messages it is sent
 and ``GenerateConfig.response_schema``. Everything it answers is a pure function of
-(policy, ``seed`` model arg, the full prompt text, the response-schema name and schema), so
+(policy, ``seed`` model arg, the full prompt text, the response-schema name and schema, and the
+call's ``GenerateConfig.seed`` when one is set), so
 identical requests give identical answers across runs and processes (the RNG is seeded from a
 SHA-256 digest, never from Python's ``hash()``).
 
@@ -39,7 +40,8 @@ Model args (``-M key=value``):
 
 ``seed`` (int, default 0)
     Mixed into the RNG digest; a different seed gives a different (but again reproducible) stream.
-    ``GenerateConfig.seed`` is ignored.
+    A call's own ``GenerateConfig.seed``, when set, is mixed in too: two calls with the same prompt
+    and different seeds (independent samples, e.g. propose-and-verify's proposers) may differ.
 ``latency`` (float seconds, default 0)
     Sleep this long on every call (for benchmarks of concurrency / throughput).
 ``context_window`` (int tokens, default None = unlimited)
@@ -190,10 +192,10 @@ class OfflineModel(ModelAPI):
     # -- generation --------------------------------------------------------------------------
 
     def reply(self, input: Sequence[ChatMessage], config: GenerateConfig) -> str:
-        """The reply text for a request (pure function of policy, seed, messages and schema)."""
+        """The reply text for a request (pure function of policy, seeds, messages and schema)."""
         prompt = "\n".join(f"{m.role}: {m.text}" for m in input)
         rs = config.response_schema
-        digest = seeded_digest(self.seed, prompt, rs.name if rs is not None else None)
+        digest = seeded_digest(self.seed, prompt, rs.name if rs is not None else None, config.seed)
         rng = random.Random(int.from_bytes(digest[:16], "big"))
 
         if self.policy == "invalid":

@@ -469,9 +469,11 @@ def set_path(doc: Any, path: list[str | int], value: Any) -> Any:
     return doc
 
 
-def seeded_digest(seed: int, prompt: str, schema_name: str | None) -> bytes:
-    """SHA-256 of (seed, prompt text, schema name): the seed of every random choice for one request."""
-    payload = json.dumps([seed, prompt, schema_name], ensure_ascii=False)
+def seeded_digest(seed: int, prompt: str, schema_name: str | None, call_seed: int | None = None) -> bytes:
+    """SHA-256 of (seed, prompt text, schema name[, the call's own seed]): the seed of every random
+    choice for one request."""
+    key = [seed, prompt, schema_name] + ([call_seed] if call_seed is not None else [])
+    payload = json.dumps(key, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).digest()
 
 

@@ -13,12 +13,14 @@ from inspect_ai.solver import Solver
 
 from blame.arguments import as_choice
 
+from solvers.a2p import a2p
 from solvers.all_at_once import all_at_once
 from solvers.binary_search import binary_search
 from solvers.floors import floor_fixed_agent, floor_fixed_step, floor_most_frequent
 from solvers.hybrid import hybrid
 from solvers.online_auditor import online_auditor
 from solvers.poirot import poirot
+from solvers.propose_verify import propose_verify
 from solvers.raffles import raffles
 from solvers.step_by_step import step_by_step
 from solvers.tool_caller import tool_caller
@@ -35,6 +37,8 @@ SOLVERS: dict[str, Callable[..., Solver]] = {
     "floor_fixed_step": floor_fixed_step,
     "online_auditor": online_auditor,
     "tool_caller": tool_caller,
+    "propose_verify": propose_verify,
+    "a2p": a2p,
 }
 
 

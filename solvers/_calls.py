@@ -92,17 +92,19 @@ async def generate_answer(
     attribution: Attribution,
     phase: str,
     schema: ResponseSchema | None = None,
+    config: GenerateConfig | None = None,
 ) -> ModelOutput:
     """Call ``model`` on ``messages`` (which must end with a user turn) and book the usage.
 
-    ``schema`` is passed as the response format when given; solvers still parse the text
+    ``config`` sets this call's generation options (e.g. its own ``seed`` and ``temperature``:
+    they override the eval's). ``schema`` is passed as the response format when given; solvers still parse the text
     robustly, because providers may ignore it. When Inspect gives up retrying, the
     :class:`ProviderError` raised names the provider's last error; a body that is not JSON or a
     reply without choices is a :class:`ProviderError` naming the provider, the HTTP status and
     the problem. What parsing will change in the answer (a cut, replaced characters) goes to
     ``attribution.answer_notes``.
     """
-    config = GenerateConfig(response_schema=schema) if schema is not None else GenerateConfig()
+    config = (config or GenerateConfig()).merge(GenerateConfig(response_schema=schema))
     try:
         output = await model.generate(messages, config=config)
     except RetryError as error:
