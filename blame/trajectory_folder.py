@@ -148,11 +148,6 @@ def _card(trajectories: Sequence[Trajectory], unlabelled: Sequence[UnlabelledRun
     return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + "\n".join(lines)
 
 
-def is_trajectory_folder(path: str | Path) -> bool:
-    """Whether ``path`` is a folder holding ``data/*.parquet``."""
-    return Path(path).is_dir() and any(Path(path).glob(DATA_GLOB))
-
-
 def load_trajectory_folder(data_dir: str | Path) -> list[Trajectory]:
     """Every trajectory of the folder (config ``default``, files in name order), validated."""
     folder = Path(data_dir)

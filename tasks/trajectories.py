@@ -72,7 +72,7 @@ def trajectories(
         raise invalid_argument("data_dir", data_dir, f"labels of one source (it holds {counts}); pass "
                                "-T allow_mixed_labels=true to evaluate them together (each sample's "
                                "metadata label_source says which)")
-    scorers, headline, metrics = _scoring(records)
+    scorers, headline, metrics = scoring(records)
     built = build_task(records, scorer=scorers, solver=solver, name="trajectories", headline=headline,
                        with_reference_answer=with_reference_answer, metrics=metrics)
     built.metadata = {**(built.metadata or {}), "datasets": {}, "trajectory_folder": {
@@ -87,7 +87,7 @@ def trajectories(
     return built
 
 
-def _scoring(records: list[Trajectory]) -> tuple[list, str | HeadlineMetric, list | dict | None]:
+def scoring(records: list[Trajectory]) -> tuple[list, str | HeadlineMetric, list | dict | None]:
     """Scorers, headline and summary metrics for the folder's label kind and framing."""
     if records[0].label_kind == "vector":
         return [vector()], "vector.exact", vector_metrics(False)
