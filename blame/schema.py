@@ -19,7 +19,7 @@ All models are pydantic v2 and round-trip through JSON (``model_dump_json`` /
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -155,7 +155,7 @@ class LabelProvenance(_Model):
     proposers: int | None = Field(default=None, ge=1)
     verifiers: int | None = Field(default=None, ge=1)
     support: int | None = Field(default=None, ge=0)
-    confidences: list[float] = Field(default_factory=list)
+    confidences: list[Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=list)
     rejected: list[Candidate] = Field(default_factory=list)
     settings: dict[str, Scalar] = Field(default_factory=dict)
     log: str | None = None

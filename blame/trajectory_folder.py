@@ -179,7 +179,7 @@ def load_unlabelled_runs(data_dir: str | Path) -> list[UnlabelledRun]:
                 runs.append(UnlabelledRun(trajectory=trajectory, status=values["status"], reason=values["reason"] or "",
                                           provenance=provenance))
             except ValidationError as error:
-                raise DataFormatError(path, _where(row, error), _problem(error)) from error
+                raise DataFormatError(path, _where(row, error).lstrip("."), _problem(error)) from error
     return runs
 
 
@@ -203,21 +203,21 @@ def _rows(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def _record(path: Path, row: int, values: dict[str, Any], column: str, model: type[BaseModel]) -> Any:
-    """Column ``column`` of a row parsed as ``model`` (a JSON object)."""
+    """Column ``column`` of a row parsed as ``model`` (a JSON object; pydantic's parser refuses
+    invalid JSON, nesting beyond its limit and lone surrogates as a ``ValidationError``)."""
     text = values[column]
     if text is None:
         raise DataFormatError(path, column, f"row {row}: empty (null)")
     try:
         return model.model_validate_json(text)
     except ValidationError as error:
-        raise DataFormatError(path, f"{column}.{_where(row, error)}", _problem(error)) from error
-    except (ValueError, RecursionError) as error:  # pydantic's JSON parser guards depth; be safe anyway
-        raise DataFormatError(path, column, f"row {row}: not valid JSON ({error})") from error
+        raise DataFormatError(path, f"{column}{_where(row, error)}", _problem(error)) from error
 
 
 def _where(row: int, error: ValidationError) -> str:
+    """``.<location> (row N)`` of the first error (`` (row N)`` for the record as a whole)."""
     location = ".".join(str(part) for part in error.errors()[0]["loc"])
-    return f"{location or '<record>'} (row {row})"
+    return f"{'.' + location if location else ''} (row {row})"
 
 
 def _problem(error: ValidationError) -> str:
