@@ -4,6 +4,13 @@ Per benchmark, configuration and protocol: accuracy on the benchmark's outcome a
 cases of each case's mean over its trials, the cases and trials it rests on, and a 95% seeded case
 bootstrap interval (``analysis.significance.bootstrap_ci``: BCa over the case means, the case the
 unit). One case gives no interval. Label-informed protocols are marked.
+
+Coverage against accuracy (methods that may abstain, e.g. propose-and-verify's "no verified
+fault" on a known failure, ``Attribution.abstained``): an abstention is scored as a miss, so it
+is in ``accuracy``; beside it ``abstained`` counts the abstaining trials, ``coverage`` =
+1 - abstained / trials, and ``answered_accuracy`` is the mean of ``correct`` over the trials that
+did not abstain (NaN when none did). The Markdown shows the two columns for a model and
+configuration in which any trial abstained.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from analysis.significance import bootstrap_ci
 __all__ = ["ACCURACY_COLUMNS", "accuracy_markdown", "accuracy_table"]
 
 ACCURACY_COLUMNS = ["benchmark", "outcome", "model", "config", "protocol", "label_informed", "accuracy",
-                    "ci_low", "ci_high", "cases", "trials"]
+                    "ci_low", "ci_high", "cases", "trials", "abstained", "coverage", "answered_accuracy"]
 
 
 def accuracy_table(samples: pd.DataFrame) -> pd.DataFrame:
@@ -29,10 +36,14 @@ def accuracy_table(samples: pd.DataFrame) -> pd.DataFrame:
         means = frame.groupby("case", sort=True)["correct"].mean().to_numpy()
         low, high = bootstrap_ci((means,), np.mean) if len(means) > 1 else (np.nan, np.nan)
         outcome = ", ".join(sorted(set(frame["outcome"].dropna().astype(str)))) if "outcome" in frame else ""
+        abstained = frame["abstained"].astype(bool)
+        answered = frame.loc[~abstained, "correct"]
         rows.append({"benchmark": benchmark, "outcome": outcome, "model": model, "config": config,
                      "protocol": protocol, "label_informed": bool(frame["label_informed"].any()),
                      "accuracy": float(means.mean()), "ci_low": low, "ci_high": high, "cases": len(means),
-                     "trials": len(frame)})
+                     "trials": len(frame), "abstained": int(abstained.sum()),
+                     "coverage": 1 - abstained.sum() / len(frame),
+                     "answered_accuracy": float(answered.mean()) if len(answered) else np.nan})
     return pd.DataFrame(rows, columns=ACCURACY_COLUMNS)
 
 
@@ -41,7 +52,9 @@ def accuracy_markdown(table: pd.DataFrame) -> str:
         "# Accuracy of every method\n",
         "Per benchmark and configuration: accuracy (%) on the benchmark's outcome, the mean over cases of "
         "each case's mean over its trials, with its 95% case-bootstrap interval (BCa over case means, "
-        "seeded); cases and trials (sample-epochs) it rests on. *label-informed*: used a label fact.\n",
+        "seeded); cases and trials (sample-epochs) it rests on. *label-informed*: used a label fact. "
+        "Where a method abstained (\"no verified fault\" on a known failure, scored as a miss): coverage "
+        "(share of trials answered) and accuracy over the answered trials.\n",
     ]
     if table.empty:
         parts.append("No scored trials.\n")
@@ -57,5 +70,8 @@ def accuracy_markdown(table: pd.DataFrame) -> str:
                 "95% CI": [DASH if lo != lo else f"{pct(lo)}-{pct(hi)}" for lo, hi in zip(g["ci_low"], g["ci_high"])],
                 "cases": g["cases"].astype(str), "trials": g["trials"].astype(str),
             })
-            parts.append(markdown_table(shown, align=["l", "r", "r", "r", "r"]))
+            if g["abstained"].any():
+                shown["coverage %"] = g["coverage"].map(pct).to_numpy()
+                shown["answered accuracy %"] = g["answered_accuracy"].map(pct).to_numpy()
+            parts.append(markdown_table(shown, align=["l"] + ["r"] * (len(shown.columns) - 1)))
     return "\n".join(parts)

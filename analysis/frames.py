@@ -35,7 +35,8 @@ The sample frame (:data:`SAMPLE_COLUMNS`, one row per sample and epoch)
   ``attribution_ww_*``, ``attribution_valid``). The per-dimension ``tp__/fp__/fn__`` counts are
   kept as one JSON dict, ``dimension_counts`` (``scorers.vector.per_dimension_values`` reads them).
 - ``invalid``: True when the sample has no Attribution or ``Attribution.valid`` is False (the
-  scorers count it as wrong); ``attribution_errors``: ``Attribution.errors`` (JSON list);
+  scorers count it as wrong); ``abstained``: ``Attribution.abstained`` (a valid "no verified
+  fault" on a known failure, scored as a miss); ``attribution_errors``: ``Attribution.errors`` (JSON list);
   ``sample_error``: Inspect's error message for an errored sample.
 - covariates (sample metadata written by ``tasks._common``): ``fault_group`` (``k=1``, ``k>1``,
   ``safe``), ``n_errors``, ``n_agents``, ``n_components``, ``n_steps``, ``level``.
@@ -95,7 +96,7 @@ COVARIATES: tuple[str, ...] = ("source", "fault_group", "n_errors", "n_agents", 
 
 SAMPLE_COLUMNS: list[str] = [
     "benchmark", "task", "case", "epoch", "model", "config", "config_contents", "model_roles", "method", "solver", "solver_args",
-    "settings", "label_informed", "protocol", "metric", "correct", "invalid", "attribution_errors",
+    "settings", "label_informed", "protocol", "metric", "correct", "invalid", "abstained", "attribution_errors",
     "sample_error",
     "fault_group", "n_errors", "n_agents", "n_components", "n_steps", "level",
     "calls", "input_tokens", "output_tokens", "reasoning_tokens_reported",
@@ -244,6 +245,7 @@ def _sample_record(sample: Any) -> dict[str, Any]:
     record: dict[str, Any] = {k: metadata.get(k) for k in COVARIATES}
     record["method"] = attribution.get("method") if attribution else None
     record["invalid"] = attribution is None or not bool(attribution.get("valid", True))
+    record["abstained"] = bool((attribution or {}).get("abstained", False))
     record["settings"] = _json((attribution or {}).get("settings") or {})
     record["label_informed"] = bool((attribution or {}).get("label_informed", False))
     record["n_ties"] = len((attribution or {}).get("ties") or [])
@@ -500,6 +502,7 @@ def tidy_samples(raw: pd.DataFrame) -> pd.DataFrame:
                    "pred_step", "n_votes", "n_ties"):
         df[column] = pd.to_numeric(df.get(column), errors="coerce").astype(float)
     df["invalid"] = df["invalid"].astype(bool)
+    df["abstained"] = df["abstained"].fillna(False).astype(bool)
     df["label_informed"] = df["label_informed"].fillna(False).astype(bool)
     df["settings"] = df["settings"].fillna("{}")
     df["sample_error"] = df["sample_error"].fillna("").astype(str)

@@ -33,6 +33,8 @@ CONFIGS: dict[str, Callable[[], Solver]] = {
     "tool_caller": SOLVERS["tool_caller"],
     "auditor[seq]": lambda: SOLVERS["online_auditor"](strategy="sequential"),
     "auditor[par]": lambda: SOLVERS["online_auditor"](strategy="parallel", max_concurrency=AUDITOR_CONCURRENCY),
+    "propose_verify": SOLVERS["propose_verify"],
+    "a2p": SOLVERS["a2p"],
 }
 """Solver configurations measured (POIROT also with ``persona_view=full``, the auditor with both
 walks); the floors run only in the overhead measurement (they make no call)."""

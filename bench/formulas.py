@@ -13,6 +13,7 @@ from bench.configs import AUDITOR_CONCURRENCY, BUDGET
 from blame.render import render_log, render_prefix_blocks, render_steps
 from blame.schema import Attribution, Trajectory
 from solvers.online_auditor import STORE_KEY as AUDITOR_KEY
+from solvers.propose_verify import STORE_KEY as PV_KEY
 from solvers.step_by_step import searchable_steps
 
 
@@ -34,6 +35,8 @@ def protocol_rounds(config: str, a: Attribution, store: dict[str, Any]) -> int:
         return sum(1 + (record["candidate"] is not None) for record in store["raffles_iterations"])
     if config == "auditor[par]":
         return math.ceil(a.calls / AUDITOR_CONCURRENCY)
+    if config == "propose_verify":
+        return 1 + int("verify" in a.usage)
     return a.calls  # step_by_step, binary_search, hybrid, tool_caller, auditor[seq]: one call per round
 
 
@@ -65,8 +68,12 @@ def formula(config: str, t: Trajectory, a: Attribution, store: dict[str, Any]) -
     one sample, evaluated on what the sample recorded. None where the card gives no formula."""
     steps = t.steps
     L = len(render_log(t, BUDGET).text)
-    if config == "all_at_once":
+    if config in ("all_at_once", "a2p"):
         return 1, L, "1; L"
+    if config == "propose_verify":
+        P, V = int(a.settings["proposers"]), int(a.settings["verifiers"])
+        calls = P + V * len(a.candidates) * (not store[PV_KEY]["no_fault_majority"])
+        return calls, calls * L, "P + V*c; L per call"
     if config.startswith("poirot"):
         A = len(t.system.agents)
         R = int(a.settings["rounds"])

@@ -27,6 +27,8 @@ Measurements (definitions, in the order of the report)
      + 1 (vote);
    - RAFFLES: per iteration 1 (Judge) + 1 (the three evaluators, concurrent) when the Judge's
      candidate was usable;
+   - propose-and-verify: 1 (proposers, concurrent) + 1 (every verifier, concurrent) when any
+     candidate was verified; A2P: 1;
    - step-by-step, binary search, hybrid, sequential online auditor: the number of calls (each
      call depends on the previous answer);
    - parallel online auditor: ceil(calls / max_concurrency);

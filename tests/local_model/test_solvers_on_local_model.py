@@ -66,9 +66,14 @@ COVER = {
     "floor_most_frequent": "who_and_when_ag",
     "floor_fixed_agent": "who_and_when_hc",
     "floor_fixed_step": "blame_trading",
+    "propose_verify": "who_and_when_ag",
+    "a2p": "blame_cortex",
 }
 """Solver -> the one task it runs on against the real model. POIROT runs its full protocol
 (self-assessment, peer interrogation, votes) on CORTEX's three personas."""
+OPTIONS = {"propose_verify": {"proposers": 1, "verifiers": 1}}
+"""Options besides the budget: propose-and-verify with one proposer and one verifier (its own
+temperature and per-call seeds, not the cover's greedy decoding)."""
 OWN_TEST = {"tool_caller": "who_and_when_ag"}
 """Solvers with a test of their own below, and their task."""
 BUDGET = {"max_log_chars": 1000, "max_prompt_chars": 100}
@@ -80,7 +85,7 @@ def cover_task(solver_name: str) -> Task:
     """The cover's task for ``solver_name``: its one sample, the solver with the small budget."""
     factory, sample_id = TASKS[COVER[solver_name]]
     task = factory()
-    solver = SOLVERS[solver_name]() if solver_name in NO_MODEL else SOLVERS[solver_name](**BUDGET)
+    solver = SOLVERS[solver_name]() if solver_name in NO_MODEL else SOLVERS[solver_name](**BUDGET, **OPTIONS.get(solver_name, {}))
     return task_with(task, name=f"{solver_name}-{COVER[solver_name]}", dataset=task.dataset.filter(lambda s: s.id == sample_id), solver=solver)
 
 

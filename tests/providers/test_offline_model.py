@@ -355,6 +355,17 @@ async def test_same_request_same_answer_and_seed_matters() -> None:
     assert len(set(first)) > 1
 
 
+
+def test_a_calls_own_seed_is_part_of_the_key() -> None:
+    """Same prompt, different ``GenerateConfig.seed``: independent draws (propose-and-verify's
+    proposers); the same seed again: the same answer; no seed: the answer of old."""
+    api = OfflineModel("random", seed=0)
+    config = _config("attribution", ATTRIBUTION)
+    seeded = [api.reply(_prompt(0), config.merge(GenerateConfig(seed=s))) for s in range(12)]
+    assert len(set(seeded)) > 1
+    assert seeded == [api.reply(_prompt(0), config.merge(GenerateConfig(seed=s))) for s in range(12)]
+    assert api.reply(_prompt(0), config) == api.reply(_prompt(0), config.merge(GenerateConfig(seed=None)))
+
 _SUBPROCESS = """
 import json, sys
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, ResponseSchema
