@@ -49,7 +49,7 @@ NOT_RUN: list[tuple[str, str]] = [
     (r"logs/gpu-sweep", "run literally by tests/tasks/test_readme_gpu.py"),
     (r"blame data fetch aftraj", "downloads from the Hugging Face Hub (tests/blame/test_fetch.py mocks it)"),
     (r"data_dir=data/aftraj", "AFTraj is not bundled and no copy is here"),
-    (r"^(blame report|blame power|inspect eval|inspect eval-set)$", "a command's name, not an invocation"),
+    (r"^(blame report|blame power|blame label|inspect eval|inspect eval-set)$", "a command's name, not an invocation"),
     (r"LOG_DIR|--NAME-dir|--cases G", "the syntax, with placeholders"),
 ]
 
