@@ -19,7 +19,7 @@ All models are pydantic v2 and round-trip through JSON (``model_dump_json`` /
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -137,13 +137,38 @@ class ListedFailure(_Model):
     speaker_matches: bool = True
 
 
+class LabelProvenance(_Model):
+    """Who made a label and how. A label without one (``FaultLabel.provenance is None``) is the
+    source dataset's own (human annotators; for BLAME the injected faults): ``label_source``
+    reads it as ``human``.
+
+    A ``silver`` label was made by a model (``blame label``): ``method`` (e.g. ``propose_verify``)
+    run on ``model`` with ``proposers`` (P) and ``verifiers`` (V); ``support`` is the number of
+    verifiers that supported the chosen candidate and ``confidences`` their confidences;
+    ``rejected`` every other candidate, admitted or not; ``settings`` the method's options and
+    ``log`` the name of the eval log that made it.
+    """
+
+    source: Literal["human", "silver"]
+    model: str | None = None
+    method: str | None = None
+    proposers: int | None = Field(default=None, ge=1)
+    verifiers: int | None = Field(default=None, ge=1)
+    support: int | None = Field(default=None, ge=0)
+    confidences: list[Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=list)
+    rejected: list[Candidate] = Field(default_factory=list)
+    settings: dict[str, Scalar] = Field(default_factory=dict)
+    log: str | None = None
+
+
 class FaultLabel(_Model):
     """Ground truth for an unsafe trajectory.
 
     ``faulty`` lists the faulty component ids (the binary vector is derived from it and the
     SystemSpec). ``step``/``agent`` are the decisive step and the responsible agent, when the
     source has them. ``failures`` lists every failure the source annotates (the decisive one
-    included), when it lists more than the decisive one.
+    included), when it lists more than the decisive one. ``provenance`` says who made the label
+    (None: the source dataset, see :class:`LabelProvenance`).
     """
 
     faulty: list[str]
@@ -152,6 +177,14 @@ class FaultLabel(_Model):
     reason: str | None = None
     fault_names: list[str] = Field(default_factory=list)
     failures: list[ListedFailure] = Field(default_factory=list)
+    provenance: LabelProvenance | None = None
+
+
+def label_source(label: FaultLabel | None) -> str | None:
+    """``human`` or ``silver`` (see :class:`LabelProvenance`); None for no label (a safe control)."""
+    if label is None:
+        return None
+    return label.provenance.source if label.provenance else "human"
 
 
 class Trajectory(_Model):

@@ -5,4 +5,5 @@ from solvers import SOLVERS  # noqa: F401
 from tasks.agentrx import agentrx  # noqa: F401
 from tasks.blame_cortex import blame_cortex  # noqa: F401
 from tasks.blame_trading import blame_trading  # noqa: F401
+from tasks.trajectories import trajectories  # noqa: F401
 from tasks.who_and_when import who_and_when  # noqa: F401

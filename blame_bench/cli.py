@@ -4,6 +4,8 @@
     blame data fetch [NAME...]          download the pinned datasets into the user cache and verify them
     blame report LOG_DIR --out DIR      tables, regressions, figures and a manifest from eval logs
     blame power [LOG_DIR]               the smallest gain Table 1's test detects (analysis.power)
+    blame data export NAME --out DIR    a dataset as a trajectory folder (blame_bench.label)
+    blame label DATA --model M --out DIR   silver labels for failed runs (blame_bench.label)
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from functools import partial
 from pathlib import Path
 
 from blame.errors import DatasetNotFoundError
+from blame_bench import label
 
 
 def _loaders() -> dict[str, list[tuple[str, Callable[[Path], list]]]]:
@@ -192,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     power.add_argument("--baseline-accuracy", type=float, default=0.5, help="baseline accuracy, 0-1 (default 0.5)")
     power.add_argument("--tau", type=float, default=1.0, help="between-case SD on the logit scale (default 1)")
     power.set_defaults(run=_power)
+    label.add_parsers(commands, data_commands, _loaders)
     raw = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(raw)
     args.argv = raw

@@ -22,7 +22,7 @@ from blame.arguments import refuse_unknown
 from blame.errors import DataFormatError, DatasetNotFoundError
 from blame.paths import provenance
 from blame.render import render_log
-from blame.schema import Scalar, Trajectory
+from blame.schema import Scalar, Trajectory, label_source
 from blame.state import FRAMING_KEY, SHOW_REFERENCE_KEY, TRAJECTORY_KEY, task_framing, trajectory_metadata
 from scorers.vector import FAULT_GROUP_KEY, fault_group
 from solvers import solver_by_name
@@ -76,8 +76,9 @@ def trajectory_to_sample(
     trajectory: Trajectory, with_reference_answer: bool = False, framing: str | None = None
 ) -> Sample:
     """An Inspect Sample: input = rendered log; metadata = trajectory + flat scalar covariates
-    + the framing (``blame.state.task_framing`` of the whole task; of this trajectory alone when
-    ``framing`` is None).
+    (``label_source``: human, silver or None, ``blame.schema.label_source``) + the framing
+    (``blame.state.task_framing`` of the whole task; of this trajectory alone when ``framing``
+    is None).
 
     The full trajectory (label included) travels in metadata, as JSON text
     (``blame.state.trajectory_metadata``), for the scorers; solvers read it only through
@@ -91,6 +92,7 @@ def trajectory_to_sample(
         "n_errors": len(trajectory.label.faulty) if trajectory.label else 0,
         FAULT_GROUP_KEY: fault_group(trajectory.label.faulty if trajectory.label else []),
         "level": None,
+        "label_source": label_source(trajectory.label),
     }
     covariates.update(trajectory.meta)
     return Sample(

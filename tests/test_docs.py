@@ -27,11 +27,12 @@ from tasks.aftraj import aftraj
 from tasks.agentrx import agentrx
 from tasks.blame_cortex import blame_cortex
 from tasks.blame_trading import blame_trading
+from tasks.trajectories import trajectories
 from tasks.who_and_when import who_and_when
 
 CARD = REPO / "BENCHMARK.md"
 README = REPO / "README.md"
-TASKS = {f.__name__: f for f in (who_and_when, blame_cortex, blame_trading, aftraj, agentrx)}
+TASKS = {f.__name__: f for f in (who_and_when, blame_cortex, blame_trading, aftraj, agentrx, trajectories)}
 
 # (pattern found in the command, why it is not run here). Every rule must match a shown command.
 NOT_RUN: list[tuple[str, str]] = [
@@ -49,7 +50,7 @@ NOT_RUN: list[tuple[str, str]] = [
     (r"logs/gpu-sweep", "run literally by tests/tasks/test_readme_gpu.py"),
     (r"blame data fetch aftraj", "downloads from the Hugging Face Hub (tests/blame/test_fetch.py mocks it)"),
     (r"data_dir=data/aftraj", "AFTraj is not bundled and no copy is here"),
-    (r"^(blame report|blame power|inspect eval|inspect eval-set)$", "a command's name, not an invocation"),
+    (r"^(blame report|blame power|blame label|inspect eval|inspect eval-set)$", "a command's name, not an invocation"),
     (r"LOG_DIR|--NAME-dir|--cases G", "the syntax, with placeholders"),
 ]
 
@@ -64,7 +65,8 @@ def not_run_reason(command: str) -> str | None:
 
 def runnable(command: str) -> str:
     """The offline variant of a shown command: ``.venv/bin/`` dropped; for ``inspect eval`` the
-    model is ``offline/random``, one sample, no epochs; ``blame report`` without figures."""
+    model is ``offline/random``, one sample, no epochs; ``blame report`` without figures;
+    ``blame label`` on ``offline/random`` with one proposer and one verifier."""
     command = command.replace(".venv/bin/", "")
     if command.startswith("inspect eval"):
         command = re.sub(r"--model \S+", "--model offline/random", command)
@@ -73,6 +75,9 @@ def runnable(command: str) -> str:
         return command + " --limit 1 --display none"
     if command.startswith("blame report"):
         return command + " --no-figures --quiet"
+    if command.startswith("blame label"):  # its log away from logs/, which `blame report logs` reads
+        command = re.sub(r"--model \S+", "--model offline/random", command)
+        return command + " --proposers 1 --verifiers 1 --log-dir label-logs"
     if command.startswith("blame "):
         return command
     raise AssertionError(f"neither run nor listed in NOT_RUN: {command!r}")

@@ -1,0 +1,235 @@
+"""A folder of ``Trajectory`` records: the suite's one on-disk format (``docs/datasets.md``).
+
+Layout (a Hugging Face dataset repository as it is, ready for ``huggingface-cli upload``)::
+
+    DIR/README.md                               dataset card: YAML header (license, tags, configs) + text
+    DIR/data/test-00000-of-00001.parquet        config ``default``: the trajectories
+    DIR/abstained/test-00000-of-00001.parquet   config ``abstained`` (``blame label`` only): runs left unlabelled
+
+Columns of ``data/*.parquet``, one row per trajectory: ``trajectory`` (the record's JSON,
+``Trajectory.model_dump_json()``: the one source of truth) and flat copies for filtering without
+parsing, ``id``, ``source``, ``label_kind``, ``label_source`` (``human``, ``silver``, or null for
+no label: ``blame.schema.label_source``) and ``outcome_known``. Reading checks each copy against
+the record. ``abstained/*.parquet`` has ``id``, ``source``, ``label_kind``, ``status``
+(``abstained`` | ``invalid`` | ``error``), ``reason``, ``provenance`` (the
+``LabelProvenance`` JSON, every candidate rejected) and ``trajectory`` (no label): failed runs a
+labeller did not label, kept apart so that nobody reads them as safe controls.
+
+Files are written with Hugging Face ``datasets`` and read with ``pyarrow`` (no cache written).
+Both are imported inside the functions: importing this module stays cheap. Any malformed input
+(not parquet, a missing column, a wrong type, invalid JSON, a record the schema refuses, a flat
+column that disagrees with its record, a repeated id) is a ``DataFormatError`` naming the file
+and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from blame.errors import DataFormatError, DatasetNotFoundError
+from blame.schema import LabelProvenance, Trajectory, label_source
+
+DATA_GLOB = "data/*.parquet"
+ABSTAINED_GLOB = "abstained/*.parquet"
+SHARD = "test-00000-of-00001.parquet"
+COLUMNS = ("id", "source", "label_kind", "label_source", "outcome_known", "trajectory")
+ABSTAINED_COLUMNS = ("id", "source", "label_kind", "status", "reason", "provenance", "trajectory")
+TAGS = ["blame-bench", "failure-attribution", "multi-agent-systems", "agent-trajectories"]
+
+
+class UnlabelledRun(BaseModel):
+    """A failed run a labeller left without a label: ``status`` abstained (no candidate admitted),
+    invalid (no usable answer) or error (the sample failed); ``trajectory`` has no label."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    trajectory: Trajectory
+    status: Literal["abstained", "invalid", "error"]
+    reason: str = ""
+    provenance: LabelProvenance
+
+
+def write_trajectories(
+    trajectories: Sequence[Trajectory],
+    out_dir: str | Path,
+    title: str,
+    description: str,
+    license: str = "unknown",
+    unlabelled: Sequence[UnlabelledRun] = (),
+) -> Path:
+    """Write ``trajectories`` (and ``unlabelled`` runs) as a folder in the format above, with a
+    dataset card titled ``title`` whose text starts with ``description`` (Markdown). ``out_dir``
+    must not exist or be empty. Returns the folder."""
+    out = Path(out_dir)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FileExistsError(f"{out}: not an empty folder; give a new one")
+    ids = [t.id for t in trajectories] + [run.trajectory.id for run in unlabelled]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ValueError(f"repeated trajectory ids: {repeated[:5]}")
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    _write_parquet(out / "data" / SHARD, {
+        "id": [t.id for t in trajectories],
+        "source": [t.source for t in trajectories],
+        "label_kind": [t.label_kind for t in trajectories],
+        "label_source": [label_source(t.label) for t in trajectories],
+        "outcome_known": [t.outcome_known for t in trajectories],
+        "trajectory": [t.model_dump_json() for t in trajectories],
+    })
+    if unlabelled:
+        (out / "abstained").mkdir()
+        _write_parquet(out / "abstained" / SHARD, {
+            "id": [run.trajectory.id for run in unlabelled],
+            "source": [run.trajectory.source for run in unlabelled],
+            "label_kind": [run.trajectory.label_kind for run in unlabelled],
+            "status": [run.status for run in unlabelled],
+            "reason": [run.reason for run in unlabelled],
+            "provenance": [run.provenance.model_dump_json() for run in unlabelled],
+            "trajectory": [run.trajectory.model_dump_json() for run in unlabelled],
+        })
+    (out / "README.md").write_text(_card(trajectories, unlabelled, title, description, license), encoding="utf-8")
+    return out
+
+
+def _write_parquet(path: Path, columns: dict[str, list]) -> None:
+    import datasets as progress
+    from datasets import Dataset, Features, Value
+
+    features = Features({name: Value("bool" if name == "outcome_known" else "string") for name in columns})
+    shown = not progress.are_progress_bars_disabled()
+    progress.disable_progress_bars()
+    try:
+        Dataset.from_dict(columns, features=features).to_parquet(str(path))
+    finally:
+        if shown:
+            progress.enable_progress_bars()
+
+
+def _card(trajectories: Sequence[Trajectory], unlabelled: Sequence[UnlabelledRun], title: str, description: str,
+          license: str) -> str:
+    """The dataset card: the Hub's YAML header, then what the folder holds and how to read it."""
+    configs = [{"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*.parquet"}]}]
+    if unlabelled:
+        configs.append({"config_name": "abstained", "data_files": [{"split": "test", "path": "abstained/test-*.parquet"}]})
+    header = {"pretty_name": title, "license": license, "tags": TAGS, "configs": configs}
+    counts: dict[str, int] = {}
+    for t in trajectories:
+        key = label_source(t.label) or "none (no label: outcome unknown)"
+        counts[key] = counts.get(key, 0) + 1
+    sources = sorted({t.source for t in trajectories} | {r.trajectory.source for r in unlabelled})
+    lines = [
+        f"# {title}", "", description.strip(), "",
+        "## Contents", "",
+        f"- {len(trajectories)} trajectories (config `default`), sources: {', '.join(sources) or 'none'}",
+        *(f"- label source {key}: {n}" for key, n in sorted(counts.items())),
+    ]
+    if unlabelled:
+        statuses: dict[str, int] = {}
+        for run in unlabelled:
+            statuses[run.status] = statuses.get(run.status, 0) + 1
+        lines.append(f"- {len(unlabelled)} failed runs left without a label (config `abstained`, never to be read as "
+                     f"safe): {', '.join(f'{s} {n}' for s, n in sorted(statuses.items()))}")
+    lines += [
+        "", "## Format", "",
+        "One row per trajectory. The column `trajectory` holds the record as JSON, a "
+        "`blame.schema.Trajectory` of BLAME-bench (0-based steps, components, label with its "
+        "`provenance`); `id`, `source`, `label_kind`, `label_source` (human, silver, or null) and "
+        "`outcome_known` are copies for filtering. A label with no `provenance` comes from the source "
+        "dataset; a `silver` label was made by a model, never by a person. Evaluate with "
+        "`inspect eval tasks/trajectories.py -T data_dir=<this folder>`; the format is described in "
+        "BLAME-bench's docs/datasets.md.", "",
+    ]
+    return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + "\n".join(lines)
+
+
+def load_trajectory_folder(data_dir: str | Path) -> list[Trajectory]:
+    """Every trajectory of the folder (config ``default``, files in name order), validated."""
+    folder = Path(data_dir)
+    files = sorted(folder.glob(DATA_GLOB))
+    if not folder.is_dir() or not files:
+        raise DatasetNotFoundError(f"{folder}: not a trajectory folder (no {DATA_GLOB}); write one with "
+                                   "`blame data export` or `blame label`")
+    trajectories: list[Trajectory] = []
+    seen: dict[str, Path] = {}
+    for path in files:
+        for row, values in enumerate(_rows(path, COLUMNS)):
+            trajectory = _record(path, row, values, "trajectory", Trajectory)
+            _check_copies(path, row, values, trajectory)
+            if trajectory.id in seen:
+                raise DataFormatError(path, "id", f"row {row}: id {trajectory.id!r} repeats a row of {seen[trajectory.id]}")
+            seen[trajectory.id] = path
+            trajectories.append(trajectory)
+    return trajectories
+
+
+def load_unlabelled_runs(data_dir: str | Path) -> list[UnlabelledRun]:
+    """The runs of config ``abstained`` (none when the folder has no such file), validated."""
+    runs = []
+    for path in sorted(Path(data_dir).glob(ABSTAINED_GLOB)):
+        for row, values in enumerate(_rows(path, ABSTAINED_COLUMNS)):
+            trajectory = _record(path, row, values, "trajectory", Trajectory)
+            provenance = _record(path, row, values, "provenance", LabelProvenance)
+            try:
+                runs.append(UnlabelledRun(trajectory=trajectory, status=values["status"], reason=values["reason"] or "",
+                                          provenance=provenance))
+            except ValidationError as error:
+                raise DataFormatError(path, _where(row, error).lstrip("."), _problem(error)) from error
+    return runs
+
+
+def _rows(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of one parquet file, each column present and of the type written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as error:
+        raise DataFormatError(path, "<file>", f"not a readable parquet file ({error})") from error
+    for name in columns:
+        if name not in table.column_names:
+            raise DataFormatError(path, name, f"missing column (columns: {', '.join(table.column_names)})")
+        kind = table.schema.field(name).type
+        expected = pa.types.is_boolean if name == "outcome_known" else lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)
+        if not expected(kind):
+            raise DataFormatError(path, name, f"column of type {kind}, expected {'bool' if name == 'outcome_known' else 'string'}")
+    return table.select(list(columns)).to_pylist()
+
+
+def _record(path: Path, row: int, values: dict[str, Any], column: str, model: type[BaseModel]) -> Any:
+    """Column ``column`` of a row parsed as ``model`` (a JSON object; pydantic's parser refuses
+    invalid JSON, nesting beyond its limit and lone surrogates as a ``ValidationError``)."""
+    text = values[column]
+    if text is None:
+        raise DataFormatError(path, column, f"row {row}: empty (null)")
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as error:
+        raise DataFormatError(path, f"{column}{_where(row, error)}", _problem(error)) from error
+
+
+def _where(row: int, error: ValidationError) -> str:
+    """``.<location> (row N)`` of the first error (`` (row N)`` for the record as a whole)."""
+    location = ".".join(str(part) for part in error.errors()[0]["loc"])
+    return f"{'.' + location if location else ''} (row {row})"
+
+
+def _problem(error: ValidationError) -> str:
+    first = error.errors()[0]
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{first['msg']}{more}"
+
+
+def _check_copies(path: Path, row: int, values: dict[str, Any], trajectory: Trajectory) -> None:
+    """The flat columns must equal what the record says."""
+    expected = {"id": trajectory.id, "source": trajectory.source, "label_kind": trajectory.label_kind,
+                "label_source": label_source(trajectory.label), "outcome_known": trajectory.outcome_known}
+    for name, value in expected.items():
+        if values[name] != value:
+            raise DataFormatError(path, name, f"row {row}: {json.dumps(values[name])} but the record's is {json.dumps(value)}")

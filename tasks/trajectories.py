@@ -1,0 +1,97 @@
+"""Any folder of trajectories in the suite's on-disk format (``blame/trajectory_folder.py``):
+an export of a dataset of the suite (``blame data export``), silver labels made by ``blame label``,
+or your own runs.
+
+    inspect eval tasks/trajectories.py -T data_dir=DIR --model offline/random
+    inspect eval tasks/trajectories.py -T data_dir=DIR -T solver=online_auditor --model offline/random
+
+Task arguments: ``data_dir`` (required: the folder, relative to the folder the command runs in),
+``solver`` (a registered solver name; ``--solver`` also works), ``with_reference_answer`` (show
+each record's reference answer; off by default, the log records it), ``allow_mixed_labels``
+(evaluate a folder holding both human and silver labels; refused otherwise).
+
+Framing and scoring follow the folder's records, as in the dataset tasks: every record a labelled
+known failure, the samples are framed as failed and scored by ``scorers.attribution`` (step
+labels; headline ``attribution.joint``) or ``scorers.vector`` (vector labels; headline
+``vector.exact``); any record without a label or of unknown outcome, every sample is framed
+neutrally and step labels are scored by ``scorers.auditing`` (headline ``auditing`` /
+``exact_f1``). ``scorers.listed_failures`` is added when some label lists failures. A folder holds
+one label kind. Each sample's metadata ``label_source`` (human, silver, or None for no label)
+says who made its label; the task metadata ``trajectory_folder`` the folder, the sha256 of each
+of its data files and its counts (``datasets`` is empty: the folder's card says where its records
+come from).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.log import HeadlineMetric
+
+from blame.arguments import as_bool, as_optional_str, invalid_argument
+from blame.schema import Trajectory, label_source
+from blame.sources import user_path
+from blame.state import KNOWN_FAILURE, task_framing
+from blame.fetch import sha256
+from blame.trajectory_folder import DATA_GLOB, load_trajectory_folder
+from scorers.attribution import attribution, attribution_metrics
+from scorers.auditing import auditing
+from scorers.listed_failures import listed_failures
+from scorers.vector import vector, vector_metrics
+from tasks._common import build_task, load_data, refuse_unknown_task_args
+
+
+@task
+def trajectories(
+    data_dir: str | None = None,
+    solver: str = "all_at_once",
+    with_reference_answer: bool = False,
+    allow_mixed_labels: bool = False,
+    **kwargs: Any,
+) -> Task:
+    """The trajectories of a folder (``-T data_dir=DIR``), scored by their label kind."""
+    refuse_unknown_task_args(trajectories, kwargs)
+    data_dir = as_optional_str("data_dir", data_dir)
+    if data_dir is None:
+        raise invalid_argument("data_dir", data_dir, "a folder of trajectories (-T data_dir=DIR), written by "
+                               "`blame data export` or `blame label`")
+    with_reference_answer = as_bool("with_reference_answer", with_reference_answer)
+    allow_mixed_labels = as_bool("allow_mixed_labels", allow_mixed_labels)
+    folder = load_data(user_path, data_dir, "The data_dir argument")
+    records = load_data(load_trajectory_folder, folder)
+    if not records:
+        raise invalid_argument("data_dir", data_dir, "a folder holding trajectories (it holds none)")
+    kinds = sorted({t.label_kind for t in records})
+    if len(kinds) > 1:
+        raise invalid_argument("data_dir", data_dir, f"a folder of one label kind (it holds {' and '.join(kinds)})")
+    sources = Counter(label_source(t.label) for t in records if t.label is not None)
+    if len(sources) > 1 and not allow_mixed_labels:
+        counts = ", ".join(f"{n} {source}" for source, n in sorted(sources.items()))
+        raise invalid_argument("data_dir", data_dir, f"labels of one source (it holds {counts}); pass "
+                               "-T allow_mixed_labels=true to evaluate them together (each sample's "
+                               "metadata label_source says which)")
+    scorers, headline, metrics = scoring(records)
+    built = build_task(records, scorer=scorers, solver=solver, name="trajectories", headline=headline,
+                       with_reference_answer=with_reference_answer, metrics=metrics)
+    built.metadata = {**(built.metadata or {}), "datasets": {}, "trajectory_folder": {
+        "path": str(folder),
+        "files": {str(path.relative_to(folder)): sha256(path) for path in sorted(folder.glob(DATA_GLOB))},
+        "trajectories": len(records),
+        "label_kind": kinds[0],
+        "label_sources": {source: n for source, n in sorted(sources.items())},
+        "unlabelled": len(records) - sum(sources.values()),
+        "allow_mixed_labels": allow_mixed_labels,
+    }}
+    return built
+
+
+def scoring(records: list[Trajectory]) -> tuple[list, str | HeadlineMetric, list | dict | None]:
+    """Scorers, headline and summary metrics for the folder's label kind and framing."""
+    if records[0].label_kind == "vector":
+        return [vector()], "vector.exact", vector_metrics(False)
+    listed = [listed_failures()] if any(t.label and t.label.failures for t in records) else []
+    if task_framing(records) == KNOWN_FAILURE:
+        return [attribution(), *listed], "attribution.joint", None if listed else attribution_metrics(False)
+    return [auditing(), *listed], HeadlineMetric(scorer="auditing", metric="exact_f1"), None
