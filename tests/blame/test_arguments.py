@@ -99,7 +99,7 @@ def test_solvers_refuse_bad_arguments_when_built(name: str, arguments: dict[str,
 
 
 def test_unknown_solver_is_one_line() -> None:
-    with pytest.raises(PrerequisiteError, match="solver='x': expected one of all_at_once, binary_search"):
+    with pytest.raises(PrerequisiteError, match="solver='x': expected one of a2p, all_at_once, binary_search"):
         solver_by_name("x")
 
 
