@@ -16,7 +16,8 @@ alone are scored by ``scorers.attribution`` against the root cause (headline
 ``attribution.joint``); when ``tau_retail_safe`` is included every sample is framed with an
 unknown outcome and scored by ``scorers.auditing`` (headline ``auditing`` / ``exact_f1``; FAR on
 complete runs). Either way ``scorers.listed_failures`` adds step accuracy against any listed
-failure.
+failure. ``magentic_one`` samples also carry their Who&When twin's label in metadata (never shown to
+a model) for the report's agreement table, and the task metadata then records Who&When's revision.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from inspect_ai.log import HeadlineMetric
 
 from blame.agentrx import SUBSETS, load_agentrx
 from blame.arguments import ArgumentError, as_optional_str
+from blame.paths import provenance
 from scorers.attribution import attribution
 from scorers.auditing import auditing
 from scorers.listed_failures import listed_failures
@@ -61,10 +63,13 @@ def agentrx(
     data_dir = as_optional_str("data_dir", data_dir)
     trajectories = [t for name in subsets for t in load_data(load_agentrx, data_dir, name)]
     with_safe = "tau_retail_safe" in subsets
-    return build_task(
+    built = build_task(
         trajectories,
         scorer=[auditing() if with_safe else attribution(), listed_failures()],
         solver=solver,
         name="agentrx",
         headline=HeadlineMetric(scorer="auditing", metric="exact_f1") if with_safe else "attribution.joint",
     )
+    if "magentic_one" in subsets:  # the twins' labels come from Who&When (blame.agentrx)
+        built.metadata["datasets"]["who_and_when"] = provenance("who_and_when")
+    return built
