@@ -150,18 +150,21 @@ def agreement_markdown(agreement: pd.DataFrame, methods: pd.DataFrame) -> str:
     if methods.empty:
         parts.append("No method ran on these sessions.\n")
         return "\n".join(parts)
-    parts.append("Accuracy % (mean of case means) with its 95% case-bootstrap interval (BCa); *either*: the "
-                 "prediction equals at least one of the two labels.\n")
+    parts.append("Agent and exact step accuracy (%, mean of case means) with 95% case-bootstrap intervals (BCa); "
+                 "*either*: the prediction equals at least one of the two labels.\n")
 
     def cell(row: pd.Series, column: str) -> str:
         low, high = row[f"{column}_low"], row[f"{column}_high"]
         return pct(row[column]) + ("" if low != low else f" [{pct(low)}, {pct(high)}]")
 
-    shown = pd.DataFrame([{
-        "benchmark": r["benchmark"], "model": f"{r['model']} `{r['config']}`", "protocol": r["protocol"],
-        **{f"{what} vs {name}": cell(r, f"{what}_{target}") for what in ("agent", "step")
-           for target, name in zip(_TARGETS, ("AgentRx", "Who&When", "either"))},
-        "cases": str(r["cases"]), "trials": str(r["trials"]),
-    } for _, r in methods.iterrows()])
-    parts.append(markdown_table(shown, align=["l", "l", "l"] + ["r"] * (len(shown.columns) - 3), keep=3))
+    for benchmark, part in methods.groupby("benchmark", sort=True):
+        for what in ("agent", "step"):
+            parts.append(f"### {benchmark}: {what}\n")
+            shown = pd.DataFrame([{
+                "model": f"{r['model']} `{r['config']}`", "protocol": r["protocol"],
+                **{f"vs {name}": cell(r, f"{what}_{target}")
+                   for target, name in zip(_TARGETS, ("AgentRx", "Who&When", "either"))},
+                "cases (trials)": f"{r['cases']} ({r['trials']})",
+            } for _, r in part.iterrows()])
+            parts.append(markdown_table(shown, align=["l", "l", "r", "r", "r", "r"], keep=2))
     return "\n".join(parts)

@@ -173,8 +173,9 @@ def _controls(frame: pd.DataFrame) -> str:
 
 
 def far_side_by_side(auditing: pd.DataFrame) -> pd.DataFrame:
-    """Per model and protocol, FAR with its CI on prefix controls and on complete runs, one cell
-    each (every benchmark and configuration of that kind listed, ``; ``-separated)."""
+    """Per model and protocol, FAR with its CI and safe trials on prefix controls and on complete runs,
+    one cell each (every benchmark of that kind, ``; ``-separated; with its configuration when a
+    benchmark has several)."""
     from analysis._format import pct
 
     kinds = {"prefix": "FAR on prefix controls", "complete": "FAR on complete runs"}
@@ -183,9 +184,10 @@ def far_side_by_side(auditing: pd.DataFrame) -> pd.DataFrame:
         row = {"model": model, "protocol": protocol}
         for kind, column in kinds.items():
             part = group[group["controls"] == kind]
-            row[column] = "; ".join(f"{pct(r['far'])} [{pct(r['far_low'])}, {pct(r['far_high'])}] "
-                                    f"({r['safe_trials']} safe, {r['benchmark']} `{r['config']}`)"
-                                    for _, r in part.iterrows()) or "–"
+            twice = part["benchmark"].duplicated(keep=False)
+            row[column] = "; ".join(f"{pct(r['far'])} [{pct(r['far_low'])}, {pct(r['far_high'])}] n={r['safe_trials']} "
+                                    + r["benchmark"].split("/")[-1] + (f" `{r['config']}`" if dup else "")
+                                    for dup, (_, r) in zip(twice, part.iterrows())) or "–"
         rows.append(row)
     return pd.DataFrame(rows, columns=["model", "protocol", *kinds.values()])
 
