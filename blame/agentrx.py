@@ -15,9 +15,9 @@ step_reason, category_reason}], root_cause: {failure_id, reason_for_root_cause}}
 Subsets. ``tau_retail``: the 29 annotated failed runs (ground truth joined to the failed file by
 ``task_id``). ``tau_retail_safe``: the runs of the full file with ``reward`` 1.0 (73), complete
 runs whose outcome tau-bench checked against the task's goal, with no label and an unknown outcome.
-``magentic_one``: the 44 annotated sessions, in ground-truth order, each paired with its Who&When
-Hand-Crafted twin (same ``question_ID``; the Who&When dataset found as its own task finds it): the
-two must have identical steps (else a DataFormatError naming the first step that differs), and
+``magentic_one``: the 44 annotated sessions, in ground-truth order. :func:`pair_with_who_and_when`
+(the task calls it) pairs each with its Who&When Hand-Crafted twin (same ``question_ID``): the two
+must have identical steps (else a DataFormatError naming the first step that differs), and
 Who&When's label rides along in meta, for the report's agreement table (``analysis.agreement``).
 
 Canonicalisation. Every message is a step, the first (tau: the retail policy, a ``system`` step)
@@ -35,8 +35,8 @@ log's components. A failure whose agent does not speak at its step is kept where
 puts it, with ``speaker_matches=False``. Categories are normalised by :data:`CATEGORIES`.
 Meta: ``subset``, ``task_id`` or ``question_id``, ``n_steps``, ``n_agents``, ``n_errors`` (1, or 0
 when safe), ``n_failures``, ``n_speaker_mismatches``, ``label_consistent`` (the root cause's
-speaker matches; None when safe), for tau ``trial`` and ``reward``, for Magentic-One
-``who_and_when_id``, ``who_and_when_agent`` and ``who_and_when_step`` (the twin's label; like all
+speaker matches; None when safe), for tau ``trial`` and ``reward``, and once paired
+``who_and_when_id``, ``who_and_when_agent``, ``who_and_when_step`` (the twin's label; like all
 meta, never shown to a model: ``Trajectory.model_view``). Any malformed file raises
 :class:`DataFormatError` naming the file and the field.
 """
@@ -62,7 +62,7 @@ from blame.schema import (
     Trajectory,
 )
 from blame.source_json import field, read_json
-from blame.who_and_when import load_who_and_when, magentic_one_log
+from blame.who_and_when import magentic_one_log
 
 SUBSETS = ("tau_retail", "tau_retail_safe", "magentic_one")
 TAU_FAILED = "tau_retail/tau_dataset_failed.json"
@@ -118,9 +118,7 @@ def load_agentrx(data_dir: str | Path | None = None, subset: str = "tau_retail")
     truth_path = root / (TAU_TRUTH if subset == "tau_retail" else M1_TRUTH)
     truths = _list(truth_path)
     if subset == "magentic_one":
-        twins = {t.meta["question_id"]: t for t in load_who_and_when(None, "hand_crafted")}
-        return _unique(truth_path, [_magentic_trajectory(root, truth_path, f"[{i}]", truth, twins)
-                                    for i, truth in enumerate(truths)])
+        return _unique(truth_path, [_magentic_trajectory(root, truth_path, f"[{i}]", truth) for i, truth in enumerate(truths)])
     runs = _runs_by_id(root / TAU_FAILED)
     trajectories = []
     for i, truth in enumerate(truths):
@@ -225,9 +223,32 @@ def _tau_step(path: Path, where: str, index: int, message: Any) -> Step:
                 recipient=TOOLS if named else USER, tool_calls=[name for name, _ in named], source_role=role, **common)
 
 
-def _magentic_trajectory(root: Path, truth_path: Path, where: str, truth: dict,
-                         twins: dict[str, Trajectory]) -> Trajectory:
-    """One annotated session, with the label of its Who&When twin (``twins``: by ``question_ID``)."""
+def pair_with_who_and_when(sessions: list[Trajectory], twins: list[Trajectory],
+                           data_dir: str | Path | None = None) -> list[Trajectory]:
+    """``magentic_one`` sessions with their Who&When twin's label in meta (module docstring).
+    ``twins``: Who&When's Hand-Crafted trajectories; ``data_dir``: where the sessions were loaded
+    from (named in an error). A session whose twin is missing or whose steps differ from its twin's
+    raises DataFormatError naming the session file and the first differing step."""
+    by_question = {t.meta.get("question_id"): t for t in twins if t.label is not None}
+    paired = []
+    for session in sessions:
+        question = session.meta["question_id"]
+        twin = by_question.get(question)
+        if twin is None or twin.steps != session.steps:
+            path = resolve_data_dir(AGENTRX, data_dir) / M1_SESSIONS / f"{question}.json"
+            if twin is None:
+                raise DataFormatError(path, "<json>", f"question_ID {question} is not in Who&When Hand-Crafted")
+            differs = next((i for i, (a, b) in enumerate(zip(session.steps, twin.steps)) if a != b),
+                           min(len(session.steps), len(twin.steps)))
+            raise DataFormatError(path, f"[{differs}]", f"differs from its Who&When twin {twin.id} (question_ID "
+                                  f"{question}); the two annotations must index identical messages")
+        meta = {"who_and_when_id": twin.id, "who_and_when_agent": twin.label.agent,
+                "who_and_when_step": twin.label.step}
+        paired.append(session.model_copy(update={"meta": session.meta | meta}))
+    return paired
+
+
+def _magentic_trajectory(root: Path, truth_path: Path, where: str, truth: dict) -> Trajectory:
     session = field(truth_path, truth, "trajectory_id", str, where=where)
     path = root / M1_SESSIONS / f"{session}.json"
     if not session or "/" in session or "\\" in session or not path.is_file():
@@ -235,16 +256,8 @@ def _magentic_trajectory(root: Path, truth_path: Path, where: str, truth: dict,
     steps, system = magentic_one_log(path, read_json(path))
     task = steps[0].content.strip() if steps[0].kind == "human" else ""
     label = _label(truth_path, where, truth, steps, system)
-    twin = twins.get(session)
-    if twin is None or twin.label is None:
-        raise DataFormatError(truth_path, f"{where}.trajectory_id", f"{session} is no question_ID of Who&When Hand-Crafted")
-    differs = next((i for i, (a, b) in enumerate(zip(steps, twin.steps)) if a != b), min(len(steps), len(twin.steps)))
-    if differs < max(len(steps), len(twin.steps)):
-        raise DataFormatError(path, f"[{differs}]", f"differs from its Who&When twin {twin.id} (question_ID {session}); "
-                              "the two annotations must index identical messages")
-    meta = {"subset": "magentic_one", "question_id": session, "who_and_when_id": twin.id,
-            "who_and_when_agent": twin.label.agent, "who_and_when_step": twin.label.step}
-    return _trajectory(f"m1_{session}", "agentrx/magentic_one", task, system, steps, label, meta, path)
+    return _trajectory(f"m1_{session}", "agentrx/magentic_one", task, system, steps, label,
+                       {"subset": "magentic_one", "question_id": session}, path)
 
 
 def _label(path: Path, where: str, truth: dict, steps: list[Step], system: SystemSpec) -> FaultLabel:

@@ -27,9 +27,11 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.log import HeadlineMetric
 
-from blame.agentrx import SUBSETS, load_agentrx
+from blame.agentrx import SUBSETS, load_agentrx, pair_with_who_and_when
 from blame.arguments import ArgumentError, as_optional_str
 from blame.paths import provenance
+from blame.schema import Trajectory
+from blame.who_and_when import load_who_and_when
 from scorers.attribution import attribution
 from scorers.auditing import auditing
 from scorers.listed_failures import listed_failures
@@ -50,6 +52,16 @@ def _subsets(subset: str | list[str]) -> list[str]:
     return list(dict.fromkeys(chosen))
 
 
+def _load(subset: str, data_dir: str | None) -> list[Trajectory]:
+    """One subset; ``magentic_one`` paired with Who&When's Hand-Crafted sessions (found as the
+    who_and_when task finds them) for the agreement table."""
+    trajectories = load_data(load_agentrx, data_dir, subset)
+    if subset != "magentic_one":
+        return trajectories
+    twins = load_data(load_who_and_when, None, "hand_crafted")
+    return load_data(pair_with_who_and_when, trajectories, twins, data_dir)
+
+
 @task
 def agentrx(
     subset: str | list[str] = "tau_retail",
@@ -61,7 +73,7 @@ def agentrx(
     refuse_unknown_task_args(agentrx, kwargs)
     subsets = _subsets(subset)
     data_dir = as_optional_str("data_dir", data_dir)
-    trajectories = [t for name in subsets for t in load_data(load_agentrx, data_dir, name)]
+    trajectories = [t for name in subsets for t in _load(name, data_dir)]
     with_safe = "tau_retail_safe" in subsets
     built = build_task(
         trajectories,
