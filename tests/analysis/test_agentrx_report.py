@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from analysis_logs import auditing_by_hand, raw_records
 
+from analysis._format import MAX_WIDTH
 from analysis.report import run_report
 from blame.paths import AGENTRX, WHO_AND_WHEN, resolve_data_dir
 
@@ -89,6 +90,8 @@ def test_agreement_table_equals_the_raw_files(agentrx_report: tuple[list[dict], 
     assert kappa["ci_low"] < kappa["value"] < kappa["ci_high"]
     report = (out / "report.md").read_text()
     assert "| agent | 27/44 | 61.4% |" in report and "| step within 2 | 24/44 | 54.5% |" in report
+    tables = (out / "tables/agreement.md").read_text() + (out / "tables/views.md").read_text()
+    assert max(len(line) for line in tables.splitlines() if line.startswith("|")) <= MAX_WIDTH
 
 
 def test_every_method_against_agentrx_who_and_when_and_either(agentrx_report: tuple[list[dict], Path]) -> None:
