@@ -39,7 +39,8 @@ The sample frame (:data:`SAMPLE_COLUMNS`, one row per sample and epoch)
   fault" on a known failure, scored as a miss); ``attribution_errors``: ``Attribution.errors`` (JSON list);
   ``sample_error``: Inspect's error message for an errored sample.
 - covariates (sample metadata written by ``tasks._common``): ``fault_group`` (``k=1``, ``k>1``,
-  ``safe``), ``n_errors``, ``n_agents``, ``n_components``, ``n_steps``, ``level``.
+  ``safe``), ``n_errors``, ``n_agents``, ``n_components``, ``n_steps``, ``level``; and a second
+  annotation's label where the data has one, ``who_and_when_agent``/``_step`` (AgentRx Magentic-One).
 - cost (summed over the Attribution's phases, ``blame.schema.PhaseUsage``): ``calls``,
   ``input_tokens``, ``output_tokens``, ``reasoning_tokens_reported``,
   ``reasoning_tokens_estimated`` (measured from reasoning text as ceil(chars/4) for calls whose
@@ -91,15 +92,16 @@ __all__ = [
     "votes_frame",
 ]
 
-COVARIATES: tuple[str, ...] = ("source", "fault_group", "n_errors", "n_agents", "n_components", "n_steps", "level")
+COVARIATES: tuple[str, ...] = ("source", "fault_group", "n_errors", "n_agents", "n_components", "n_steps", "level",
+                                "who_and_when_agent", "who_and_when_step")
 """Scalar sample metadata carried into the frame (``tasks._common.trajectory_to_sample``)."""
 
 SAMPLE_COLUMNS: list[str] = [
     "benchmark", "task", "case", "epoch", "model", "config", "config_contents", "model_roles", "method", "solver", "solver_args",
     "settings", "label_informed", "protocol", "metric", "correct", "invalid", "abstained", "attribution_errors",
     "sample_error",
-    "fault_group", "n_errors", "n_agents", "n_components", "n_steps", "level",
-    "calls", "input_tokens", "output_tokens", "reasoning_tokens_reported",
+    "fault_group", "n_errors", "n_agents", "n_components", "n_steps", "level", "who_and_when_agent",
+    "who_and_when_step", "calls", "input_tokens", "output_tokens", "reasoning_tokens_reported",
     "reasoning_tokens_estimated", "reasoning_tokens", "reasoning_source",
     "n_participants", "reasoning_per_agent",
     "components", "gold_faulty", "pred_faulty", "gold_agent", "gold_step", "pred_agent",
@@ -499,7 +501,7 @@ def tidy_samples(raw: pd.DataFrame) -> pd.DataFrame:
     df["epoch"] = df["epoch"].astype(int)
     for column in ("n_errors", "n_agents", "n_components", "n_steps", "calls", "input_tokens", "output_tokens",
                    "reasoning_tokens_reported", "reasoning_tokens_estimated", "reasoning_tokens", "gold_step",
-                   "pred_step", "n_votes", "n_ties"):
+                   "who_and_when_step", "pred_step", "n_votes", "n_ties"):
         df[column] = pd.to_numeric(df.get(column), errors="coerce").astype(float)
     df["invalid"] = df["invalid"].astype(bool)
     df["abstained"] = df["abstained"].fillna(False).astype(bool)

@@ -23,6 +23,10 @@ the between-case variance of the case means, ``var(m_c) - mean(m_c (1 - m_c) / (
 (the binomial within-case part removed), matched to the model's ``Var_u[expit(mu + u)]``. With a
 single replicate that variance is not identifiable and tau = :data:`ASSUMED_TAU` is assumed (the
 table says which).
+
+Before any log (:data:`PLANNING`, ``blame power --benchmark NAME``): each benchmark's case count
+and an assumed baseline agent accuracy (vector exact match on BLAME), with where the assumption
+comes from; ``docs/statistics.md`` prints the table they give.
 """
 
 from __future__ import annotations
@@ -35,12 +39,22 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "ASSUMED_TAU", "POWER_COLUMNS", "Power", "detectable_gain", "power_command", "power_from_samples", "power_markdown",
+    "ASSUMED_TAU", "PLANNING", "POWER_COLUMNS", "Power", "detectable_gain", "power_command", "power_from_samples",
+    "power_markdown",
 ]
 
 ASSUMED_TAU = 1.0
 """Between-case SD on the logit scale assumed when the logs cannot estimate it."""
 ALPHA, TARGET = 0.05, 0.80
+PLANNING: dict[str, tuple[int, float, str]] = {
+    "blame/cortex": (15, 0.30, "assumed (no published all-at-once exact match)"),
+    "blame/trading": (6, 0.30, "assumed (no published all-at-once exact match)"),
+    "who_and_when/algorithm_generated": (126, 0.54, "Who&When paper, all-at-once agent accuracy (AG)"),
+    "who_and_when/hand_crafted": (58, 0.55, "Who&When paper, all-at-once agent accuracy (HC)"),
+    "agentrx/magentic_one": (44, 0.55, "the same sessions' Who&When all-at-once agent accuracy (HC)"),
+    "agentrx/tau_retail": (29, 0.724, "the always-assistant floor: 21 of 29 root causes are the assistant's"),
+}
+"""Benchmark -> (cases, assumed baseline accuracy, its source), for planning before any log."""
 POWER_REPS = 1000
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(64)
 _WEIGHTS = _WEIGHTS / math.sqrt(2 * math.pi)
@@ -204,12 +218,24 @@ def power_markdown(table: pd.DataFrame) -> str:
 
 
 def power_command(log_dir: str | None, baseline_method: str, cases: int | None, epochs: int,
-                  baseline_accuracy: float, tau: float) -> int:
-    """``blame power``: the table from LOG_DIR, or one line from stated assumptions; exit status."""
+                  baseline_accuracy: float | None, tau: float, benchmark: str | None = None) -> int:
+    """``blame power``: the table from LOG_DIR, or one line from stated assumptions (``benchmark``:
+    a :data:`PLANNING` entry's cases and baseline, unless given); exit status."""
     if log_dir is None:
+        if benchmark is not None:
+            if benchmark not in PLANNING:
+                print(f"blame power: --benchmark {benchmark!r}: valid: {', '.join(PLANNING)}", file=sys.stderr)
+                return 1
+            planned, assumed, source = PLANNING[benchmark]
+            cases = planned if cases is None else cases
+            if baseline_accuracy is None:
+                print(f"{benchmark}: {planned} cases, baseline {100 * assumed:.1f}% from {source}")
+                baseline_accuracy = assumed
         if cases is None:
-            print("blame power: give LOG_DIR or --cases N (with --epochs, --baseline-accuracy, --tau)", file=sys.stderr)
+            print("blame power: give LOG_DIR, --benchmark NAME or --cases N (with --epochs, --baseline-accuracy, --tau)",
+                  file=sys.stderr)
             return 1
+        baseline_accuracy = 0.5 if baseline_accuracy is None else baseline_accuracy
         try:
             gain = detectable_gain(cases, epochs, baseline_accuracy, tau).detectable_gain_points
         except ValueError as error:

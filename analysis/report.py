@@ -11,6 +11,9 @@ Output layout (all paths relative to DIR)::
     tables/table1.{md,csv}    every treatment vs the baseline per benchmark and configuration (overall,
                               k=1, k>1); table1_label_informed.md the label-informed protocols
     tables/accuracy.{md,csv}  every method's accuracy per benchmark and configuration, case-level CIs
+    tables/agreement.{md,csv} the agreement ceiling: Who&When vs AgentRx on the sessions both label,
+                              and every method against each and either (analysis.agreement);
+                              agreement_methods.csv the second table
     tables/quartiles.{md,csv} accuracy per complexity quartile; quartile_gains.csv the gains
     tables/who_and_when.{md,csv}
     tables/regressions.{md,csv}
@@ -51,6 +54,7 @@ import pandas as pd
 from analysis import figures as figs
 from analysis._format import markdown_table, write_csv, write_text
 from analysis.accuracy import accuracy_markdown, accuracy_table
+from analysis.agreement import agreement_markdown, annotation_agreement, method_agreement
 from analysis.complexity import add_complexity, complexity_frame
 from analysis.family import confirmatory_family
 from analysis.frames import read_logs
@@ -187,6 +191,11 @@ def run_report(
     complexity = complexity_frame(samples, complexity_notes)
     samples = add_complexity(samples, complexity)
 
+    try:
+        agreement, agreement_methods = annotation_agreement(samples), method_agreement(samples)
+    except ValueError as e:
+        raise ReportError(str(e)) from e
+
     _prepare_out(out_dir)
     written: list[Path] = []
 
@@ -214,6 +223,10 @@ def run_report(
     csv(accuracy, "tables/accuracy.csv")
     accuracy_md = accuracy_markdown(accuracy)
     text(accuracy_md, "tables/accuracy.md")
+    csv(agreement, "tables/agreement.csv")
+    csv(agreement_methods, "tables/agreement_methods.csv")
+    agreement_md = agreement_markdown(agreement, agreement_methods)
+    text(agreement_md, "tables/agreement.md")
 
     q_acc, q_gain = quartile_accuracy(samples), quartile_gains(samples, treatments, baseline)
     csv(q_acc, "tables/quartiles.csv")
@@ -290,7 +303,7 @@ def run_report(
         markdown_table(logs_table, align=["l", "l", "l", "l", "r", "l"]),
         "## Confirmatory family\n",
         _family_text(family),
-        _demote(t1_md), _demote(t1b_md), _demote(accuracy_md), _demote(power_md), _demote(q_md), _demote(ww_md),
+        _demote(t1_md), _demote(t1b_md), _demote(accuracy_md), _demote(agreement_md), _demote(power_md), _demote(q_md), _demote(ww_md),
         _demote(reg_md), _demote(views_md),
         "## Figures\n",
         "\n".join(figure_lines) + "\n",

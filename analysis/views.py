@@ -26,7 +26,10 @@ never rewritten, here.
   ``blame.safe_controls``) is a prefix of its own failing log, so it is resampled together with
   it, with all their trials (:func:`resampling_unit`); ``pairs`` counts the units. Under the known-vs-unknown contract a method may
   answer "no fault" (a valid Attribution with agent, step and alarm_step None), which the scorer
-  counts as no alarm.
+  counts as no alarm. ``controls`` says what the safe trials are: ``prefix`` (Who&When safe
+  controls, cut from a failing log), ``complete`` (whole runs with a verified-safe outcome: AgentRx
+  ``tau_retail_safe``, AFTraj), ``mixed`` or ``none``; :func:`far_side_by_side` puts each model and
+  protocol's FAR on prefix controls beside its FAR on complete runs.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from analysis.significance import SEED
 from blame.safe_controls import CONTROL_SUFFIX
 
 __all__ = [
-    "AUDIT_METRICS", "LENGTH_BUCKETS", "N_BOOT", "TOLERANCES", "auditing_table", "log_length",
+    "AUDIT_METRICS", "LENGTH_BUCKETS", "N_BOOT", "TOLERANCES", "auditing_table", "far_side_by_side", "log_length",
     "per_dimension_table", "resampling_unit", "step_tolerance",
 ]
 
@@ -133,7 +136,7 @@ def auditing_table(samples: pd.DataFrame) -> pd.DataFrame:
     from scorers.auditing import VALUE_KEYS, auditing_metrics
 
     metric_columns = [c for m in AUDIT_METRICS for c in (m, f"{m}_low", f"{m}_high")]
-    columns = _KEYS + metric_columns + ["cases", "pairs", "safe_trials", "unsafe_trials", "invalid"]
+    columns = _KEYS + metric_columns + ["cases", "pairs", "safe_trials", "unsafe_trials", "invalid", "controls"]
     present = [f"auditing_{k}" for k in VALUE_KEYS]
     if not all(c in samples for c in present):
         return pd.DataFrame(columns=columns)
@@ -157,9 +160,36 @@ def auditing_table(samples: pd.DataFrame) -> pd.DataFrame:
                          else (np.nan, np.nan))
             row[f"{m}_low"], row[f"{m}_high"] = float(low), float(high)
         row.update(cases=frame["case"].nunique(), pairs=len(sums), safe_trials=int(point["n_safe"]), unsafe_trials=int(point["n_unsafe"]),
-                   invalid=int(point["n_invalid"]))
+                   invalid=int(point["n_invalid"]), controls=_controls(frame))
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
+
+
+def _controls(frame: pd.DataFrame) -> str:
+    """What the safe trials of one auditing group are (module docstring)."""
+    safe = frame.loc[frame["fault_group"] == "safe", "case"].astype(str)
+    prefix = safe.str.endswith(CONTROL_SUFFIX)
+    return "none" if safe.empty else "prefix" if prefix.all() else "complete" if not prefix.any() else "mixed"
+
+
+def far_side_by_side(auditing: pd.DataFrame) -> pd.DataFrame:
+    """Per model and protocol, FAR with its CI and safe trials on prefix controls and on complete runs,
+    one cell each (every benchmark of that kind, ``; ``-separated; with its configuration when a
+    benchmark has several)."""
+    from analysis._format import pct
+
+    kinds = {"prefix": "FAR on prefix controls", "complete": "FAR on complete runs"}
+    rows = []
+    for (model, protocol), group in auditing[auditing["controls"].isin(kinds)].groupby(["model", "protocol"], sort=True):
+        row = {"model": model, "protocol": protocol}
+        for kind, column in kinds.items():
+            part = group[group["controls"] == kind]
+            twice = part["benchmark"].duplicated(keep=False)
+            row[column] = "; ".join(f"{pct(r['far'])} [{pct(r['far_low'])}, {pct(r['far_high'])}] n={r['safe_trials']} "
+                                    + r["benchmark"].split("/")[-1] + (f" `{r['config']}`" if dup else "")
+                                    for dup, (_, r) in zip(twice, part.iterrows())) or "–"
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["model", "protocol", *kinds.values()])
 
 
 def _label(row: pd.Series) -> str:
@@ -228,7 +258,14 @@ def views_markdown(tolerance: pd.DataFrame, length: pd.DataFrame, dimensions: pd
                 fmt = (lambda x: number(x, 2)) if m == "ass" else pct
                 row[m] = f"{fmt(r[m])} [{fmt(r[f'{m}_low'])}, {fmt(r[f'{m}_high'])}]"
             row.update(cases=str(r["cases"]), pairs=str(r["pairs"]), safe=str(r["safe_trials"]),
-                       unsafe=str(r["unsafe_trials"]))
+                       unsafe=str(r["unsafe_trials"]), controls=r["controls"])
             rows.append(row)
-        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "l"] + ["r"] * (len(rows[0]) - 3), keep=3))
+        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "l"] + ["r"] * (len(rows[0]) - 4) + ["l"], keep=3))
+        parts += ["### False alarms: prefix controls beside complete runs\n",
+                  "FAR (%) with its 95% CI per model and protocol. A prefix control is a failing log cut before its "
+                  "decisive step (the online auditor saw the same prompts up to there); a complete run is a whole "
+                  "run whose outcome was verified safe (AgentForesight's setting).\n"]
+        side = far_side_by_side(auditing)
+        parts.append(markdown_table(side, align=["l", "l", "l", "l"], keep=2) if not side.empty
+                     else "No auditing log with safe trials.\n")
     return "\n".join(parts)

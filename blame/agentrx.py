@@ -15,7 +15,10 @@ step_reason, category_reason}], root_cause: {failure_id, reason_for_root_cause}}
 Subsets. ``tau_retail``: the 29 annotated failed runs (ground truth joined to the failed file by
 ``task_id``). ``tau_retail_safe``: the runs of the full file with ``reward`` 1.0 (73), complete
 runs whose outcome tau-bench checked against the task's goal, with no label and an unknown outcome.
-``magentic_one``: the 44 annotated sessions, in ground-truth order.
+``magentic_one``: the 44 annotated sessions, in ground-truth order. :func:`pair_with_who_and_when`
+(the task calls it) pairs each with its Who&When Hand-Crafted twin (same ``question_ID``): the two
+must have identical steps (else a DataFormatError naming the first step that differs), and
+Who&When's label rides along in meta, for the report's agreement table (``analysis.agreement``).
 
 Canonicalisation. Every message is a step, the first (tau: the retail policy, a ``system`` step)
 included, so AgentRx's 1-based ``step_number`` n is step n - 1. tau-bench retail is three
@@ -32,7 +35,9 @@ log's components. A failure whose agent does not speak at its step is kept where
 puts it, with ``speaker_matches=False``. Categories are normalised by :data:`CATEGORIES`.
 Meta: ``subset``, ``task_id`` or ``question_id``, ``n_steps``, ``n_agents``, ``n_errors`` (1, or 0
 when safe), ``n_failures``, ``n_speaker_mismatches``, ``label_consistent`` (the root cause's
-speaker matches; None when safe), and for tau ``trial`` and ``reward``. Any malformed file raises
+speaker matches; None when safe), for tau ``trial`` and ``reward``, and once paired
+``who_and_when_id``, ``who_and_when_agent``, ``who_and_when_step`` (the twin's label; like all
+meta, never shown to a model: ``Trajectory.model_view``). Any malformed file raises
 :class:`DataFormatError` naming the file and the field.
 """
 
@@ -216,6 +221,31 @@ def _tau_step(path: Path, where: str, index: int, message: Any) -> Step:
     text = "\n".join([content, *(f"{name}({arguments})" for name, arguments in named)]).strip()
     return Step(agent=ASSISTANT, kind="tool_call" if named else "agent", content=text,
                 recipient=TOOLS if named else USER, tool_calls=[name for name, _ in named], source_role=role, **common)
+
+
+def pair_with_who_and_when(sessions: list[Trajectory], twins: list[Trajectory],
+                           data_dir: str | Path | None = None) -> list[Trajectory]:
+    """``magentic_one`` sessions with their Who&When twin's label in meta (module docstring).
+    ``twins``: Who&When's Hand-Crafted trajectories; ``data_dir``: where the sessions were loaded
+    from (named in an error). A session whose twin is missing or whose steps differ from its twin's
+    raises DataFormatError naming the session file and the first differing step."""
+    by_question = {t.meta.get("question_id"): t for t in twins if t.label is not None}
+    paired = []
+    for session in sessions:
+        question = session.meta["question_id"]
+        twin = by_question.get(question)
+        if twin is None or twin.steps != session.steps:
+            path = resolve_data_dir(AGENTRX, data_dir) / M1_SESSIONS / f"{question}.json"
+            if twin is None:
+                raise DataFormatError(path, "<json>", f"question_ID {question} is not in Who&When Hand-Crafted")
+            differs = next((i for i, (a, b) in enumerate(zip(session.steps, twin.steps)) if a != b),
+                           min(len(session.steps), len(twin.steps)))
+            raise DataFormatError(path, f"[{differs}]", f"differs from its Who&When twin {twin.id} (question_ID "
+                                  f"{question}); the two annotations must index identical messages")
+        meta = {"who_and_when_id": twin.id, "who_and_when_agent": twin.label.agent,
+                "who_and_when_step": twin.label.step}
+        paired.append(session.model_copy(update={"meta": session.meta | meta}))
+    return paired
 
 
 def _magentic_trajectory(root: Path, truth_path: Path, where: str, truth: dict) -> Trajectory:

@@ -141,7 +141,8 @@ def _report(args: argparse.Namespace) -> int:
 def _power(args: argparse.Namespace) -> int:
     from analysis.power import power_command
 
-    return power_command(args.log_dir, args.baseline, args.cases, args.epochs, args.baseline_accuracy, args.tau)
+    return power_command(args.log_dir, args.baseline, args.cases, args.epochs, args.baseline_accuracy, args.tau,
+                         args.benchmark)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,9 +191,12 @@ def main(argv: list[str] | None = None) -> int:
     power = commands.add_parser("power", help="the smallest gain Table 1's paired case-level test detects")
     power.add_argument("log_dir", metavar="LOG_DIR", nargs="?", help="estimate from these logs; else from --cases ...")
     power.add_argument("--baseline", default="all_at_once", metavar="METHOD", help="baseline method (with LOG_DIR)")
+    power.add_argument("--benchmark", metavar="NAME", help="cases and an assumed baseline accuracy of a benchmark "
+                       "(analysis.power.PLANNING: e.g. agentrx/tau_retail, agentrx/magentic_one), without LOG_DIR")
     power.add_argument("--cases", type=int, help="number of cases (without LOG_DIR)")
     power.add_argument("--epochs", type=int, default=1, help="replicates per case (default 1)")
-    power.add_argument("--baseline-accuracy", type=float, default=0.5, help="baseline accuracy, 0-1 (default 0.5)")
+    power.add_argument("--baseline-accuracy", type=float, default=None,
+                       help="baseline accuracy, 0-1 (default: the --benchmark's, else 0.5)")
     power.add_argument("--tau", type=float, default=1.0, help="between-case SD on the logit scale (default 1)")
     power.set_defaults(run=_power)
     label.add_parsers(commands, data_commands, _loaders)

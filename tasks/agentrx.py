@@ -16,7 +16,8 @@ alone are scored by ``scorers.attribution`` against the root cause (headline
 ``attribution.joint``); when ``tau_retail_safe`` is included every sample is framed with an
 unknown outcome and scored by ``scorers.auditing`` (headline ``auditing`` / ``exact_f1``; FAR on
 complete runs). Either way ``scorers.listed_failures`` adds step accuracy against any listed
-failure.
+failure. ``magentic_one`` samples also carry their Who&When twin's label in metadata (never shown to
+a model) for the report's agreement table, and the task metadata then records Who&When's revision.
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.log import HeadlineMetric
 
-from blame.agentrx import SUBSETS, load_agentrx
+from blame.agentrx import SUBSETS, load_agentrx, pair_with_who_and_when
 from blame.arguments import ArgumentError, as_optional_str
+from blame.paths import provenance
+from blame.schema import Trajectory
+from blame.who_and_when import load_who_and_when
 from scorers.attribution import attribution
 from scorers.auditing import auditing
 from scorers.listed_failures import listed_failures
@@ -48,6 +52,16 @@ def _subsets(subset: str | list[str]) -> list[str]:
     return list(dict.fromkeys(chosen))
 
 
+def _load(subset: str, data_dir: str | None) -> list[Trajectory]:
+    """One subset; ``magentic_one`` paired with Who&When's Hand-Crafted sessions (found as the
+    who_and_when task finds them) for the agreement table."""
+    trajectories = load_data(load_agentrx, data_dir, subset)
+    if subset != "magentic_one":
+        return trajectories
+    twins = load_data(load_who_and_when, None, "hand_crafted")
+    return load_data(pair_with_who_and_when, trajectories, twins, data_dir)
+
+
 @task
 def agentrx(
     subset: str | list[str] = "tau_retail",
@@ -59,12 +73,15 @@ def agentrx(
     refuse_unknown_task_args(agentrx, kwargs)
     subsets = _subsets(subset)
     data_dir = as_optional_str("data_dir", data_dir)
-    trajectories = [t for name in subsets for t in load_data(load_agentrx, data_dir, name)]
+    trajectories = [t for name in subsets for t in _load(name, data_dir)]
     with_safe = "tau_retail_safe" in subsets
-    return build_task(
+    built = build_task(
         trajectories,
         scorer=[auditing() if with_safe else attribution(), listed_failures()],
         solver=solver,
         name="agentrx",
         headline=HeadlineMetric(scorer="auditing", metric="exact_f1") if with_safe else "attribution.joint",
     )
+    if "magentic_one" in subsets:  # the twins' labels come from Who&When (blame.agentrx)
+        built.metadata["datasets"]["who_and_when"] = provenance("who_and_when")
+    return built

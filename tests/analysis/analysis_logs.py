@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import numpy as np
 from inspect_ai import eval as inspect_eval
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
@@ -120,3 +121,52 @@ def make_method_logs(log_dir: Path) -> Path:
         for method in (all_at_once(), fake_poirot(), floor_most_frequent()):
             inspect_eval(task, solver=method, limit=6, **common)
     return log_dir
+
+
+def raw_records(logs: Path) -> list[dict]:
+    """One record per sample-epoch straight from the logs: method, labels and the prediction."""
+    from inspect_ai.log import read_eval_log
+
+    from blame.state import stored_attribution, trajectory_from_metadata
+
+    records = []
+    for path in sorted(logs.glob("*.eval")):
+        log = read_eval_log(str(path))
+        safe_task = bool(log.eval.task_args.get("safe_controls"))
+        for sample in log.samples:
+            attribution = stored_attribution(sample.store).model_dump(mode="json")
+            trajectory = trajectory_from_metadata(sample.metadata).model_dump(mode="json")
+            ids = {c["id"] for c in trajectory["system"]["components"]}
+            step, agent = attribution.get("step"), attribution.get("agent")
+            usable = (bool(attribution.get("valid", True)) and (agent is None or agent in ids)
+                      and (step is None or 0 <= step < len(trajectory["steps"])))
+            records.append({"safe_task": safe_task, "method": attribution["method"], "case": str(sample.id),
+                            "model": log.eval.model, "source": trajectory["source"], "metadata": sample.metadata,
+                            "label": trajectory["label"], "n_steps": len(trajectory["steps"]),
+                            "usable": usable, "step": step, "agent": agent})
+    return records
+
+
+def auditing_by_hand(records: list[dict]) -> dict[str, float]:
+    """AgentForesight's definitions, written out again: gt = -1 for a safe control; pred = -1 for a
+    usable answer without a step ("no fault"), an unusable answer is a wrong alarm."""
+    tp = fp = fn = false_alarm = safe = unsafe = shifted = shift = hit = named = 0
+    for r in records:
+        gt = -1 if r["label"] is None else r["label"]["step"]
+        pred = None if not r["usable"] else (-1 if r["step"] is None else r["step"])
+        safe += gt == -1
+        unsafe += gt != -1
+        alarm = pred != -1
+        tp += gt != -1 and pred == gt
+        fp += alarm and pred != gt
+        fn += gt != -1 and pred != gt
+        false_alarm += gt == -1 and alarm
+        if gt != -1 and pred is not None and pred != -1:
+            shifted += 1
+            shift += abs(pred - gt)
+        if gt != -1 and r["label"].get("agent"):
+            named += 1
+            hit += r["usable"] and r["agent"] == r["label"]["agent"]
+    return {"exact_f1": 2 * tp / (2 * tp + fp + fn), "precision": tp / (tp + fp) if tp + fp else np.nan,
+            "recall": tp / (tp + fn), "ass": shift / shifted if shifted else np.nan, "far": false_alarm / safe,
+            "step_acc": tp / unsafe, "agent_acc": hit / named}

@@ -65,4 +65,26 @@ def test_cli_power_from_assumptions(capsys: pytest.CaptureFixture[str]) -> None:
     gain = detectable_gain(15, 3, 0.3).detectable_gain_points
     assert f"a gain below {gain:.1f} points cannot be told apart" in capsys.readouterr().out
     assert main(["power"]) == 1
-    assert "give LOG_DIR or --cases" in capsys.readouterr().err
+    assert "give LOG_DIR, --benchmark NAME or --cases" in capsys.readouterr().err
+
+
+def test_cli_power_for_a_named_benchmark_states_its_baseline(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--benchmark`` takes the cases and the assumed baseline of analysis.power.PLANNING and says
+    where the baseline comes from; the docs/statistics.md rows for the AgentRx subsets are its output."""
+    from pathlib import Path
+
+    from analysis.power import PLANNING
+
+    assert PLANNING["agentrx/tau_retail"][:2] == (29, 0.724) and PLANNING["agentrx/magentic_one"][:2] == (44, 0.55)
+    docs = (Path(__file__).parents[2] / "docs/statistics.md").read_text(encoding="utf-8")
+    for name in ("agentrx/tau_retail", "agentrx/magentic_one"):
+        assert main(["power", "--benchmark", name]) == 0
+        cases, baseline, source = PLANNING[name]
+        gain = detectable_gain(cases, 1, baseline).detectable_gain_points
+        out = capsys.readouterr().out
+        assert f"{name}: {cases} cases, baseline {100 * baseline:.1f}% from {source}" in out
+        assert f"a gain below {gain:.1f} points" in out
+        row = next(line for line in docs.splitlines() if f"(`{name}`) | {cases} |" in line)
+        assert f"| {gain:.1f} |" in row
+    assert main(["power", "--benchmark", "agentrx/nope"]) == 1
+    assert "valid: blame/cortex" in capsys.readouterr().err

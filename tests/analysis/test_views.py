@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from analysis_logs import auditing_by_hand, raw_records
 
 from analysis.report import run_report
 from analysis.views import LENGTH_BUCKETS, TOLERANCES, per_dimension_table
@@ -32,30 +33,7 @@ def ww_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], Pat
     inspect_eval([who_and_when(subset="hand_crafted", solver=name, safe_controls=True) for name in AUDITED], **common)
     out = tmp_path_factory.mktemp("ww_report") / "out"
     run_report(logs, out, figures=False, progress=None)
-    return _raw(logs), out
-
-
-def _raw(logs: Path) -> list[dict]:
-    """One record per sample-epoch straight from the logs: method, labels and the prediction."""
-    from inspect_ai.log import read_eval_log
-
-    from blame.state import stored_attribution, trajectory_from_metadata
-
-    records = []
-    for path in sorted(logs.glob("*.eval")):
-        log = read_eval_log(str(path))
-        safe_task = bool(log.eval.task_args.get("safe_controls"))
-        for sample in log.samples:
-            attribution = stored_attribution(sample.store).model_dump(mode="json")
-            trajectory = trajectory_from_metadata(sample.metadata).model_dump(mode="json")
-            ids = {c["id"] for c in trajectory["system"]["components"]}
-            step, agent = attribution.get("step"), attribution.get("agent")
-            usable = (bool(attribution.get("valid", True)) and (agent is None or agent in ids)
-                      and (step is None or 0 <= step < len(trajectory["steps"])))
-            records.append({"safe_task": safe_task, "method": attribution["method"], "case": str(sample.id),
-                            "label": trajectory["label"], "n_steps": len(trajectory["steps"]),
-                            "usable": usable, "step": step, "agent": agent})
-    return records
+    return raw_records(logs), out
 
 
 def test_step_tolerance_curve_recomputed_from_the_logs(ww_report: tuple[list[dict], Path]) -> None:
@@ -95,31 +73,6 @@ def test_log_length_view_recomputed_from_the_logs(ww_report: tuple[list[dict], P
     assert "## Who&When step accuracy within k steps (RAFFLES)" in (out / "report.md").read_text().replace("###", "##")
 
 
-def _auditing_by_hand(records: list[dict]) -> dict[str, float]:
-    """AgentForesight's definitions, written out again: gt = -1 for a safe control; pred = -1 for a
-    usable answer without a step ("no fault"), an unusable answer is a wrong alarm."""
-    tp = fp = fn = false_alarm = safe = unsafe = shifted = shift = hit = named = 0
-    for r in records:
-        gt = -1 if r["label"] is None else r["label"]["step"]
-        pred = None if not r["usable"] else (-1 if r["step"] is None else r["step"])
-        safe += gt == -1
-        unsafe += gt != -1
-        alarm = pred != -1
-        tp += gt != -1 and pred == gt
-        fp += alarm and pred != gt
-        fn += gt != -1 and pred != gt
-        false_alarm += gt == -1 and alarm
-        if gt != -1 and pred is not None and pred != -1:
-            shifted += 1
-            shift += abs(pred - gt)
-        if gt != -1 and r["label"].get("agent"):
-            named += 1
-            hit += r["usable"] and r["agent"] == r["label"]["agent"]
-    return {"exact_f1": 2 * tp / (2 * tp + fp + fn), "precision": tp / (tp + fp) if tp + fp else np.nan,
-            "recall": tp / (tp + fn), "ass": shift / shifted if shifted else np.nan, "far": false_alarm / safe,
-            "step_acc": tp / unsafe, "agent_acc": hit / named}
-
-
 def test_auditing_table_recomputed_from_the_logs(ww_report: tuple[list[dict], Path]) -> None:
     """Exact-F1, step precision/recall, ASS, FAR, Step-Acc, Agent-Acc of both audited methods match
     the definitions applied to the raw predictions; each CI brackets its point estimate.
@@ -133,7 +86,7 @@ def test_auditing_table_recomputed_from_the_logs(ww_report: tuple[list[dict], Pa
         row = table[table["protocol"] == method].iloc[0]
         assert row["cases"] == len({r["case"] for r in mine}) and row["safe_trials"] == sum(r["label"] is None for r in mine)
         assert row["pairs"] == len({r["case"].removesuffix("_safe") for r in mine})  # a control goes with its log
-        for metric, value in _auditing_by_hand(mine).items():
+        for metric, value in auditing_by_hand(mine).items():
             if np.isnan(value):
                 assert np.isnan(row[metric]), metric
                 continue

@@ -16,9 +16,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blame.agentrx import CATEGORIES, M1_TRUTH, SUBSETS, TAU_FAILED, TAU_FULL, TAU_TRUTH, load_agentrx
+from blame.agentrx import (
+    CATEGORIES,
+    M1_TRUTH,
+    SUBSETS,
+    TAU_FAILED,
+    TAU_FULL,
+    TAU_TRUTH,
+    load_agentrx,
+    pair_with_who_and_when,
+)
 from blame.errors import DataFormatError
-from blame.paths import AGENTRX, resolve_data_dir
+from blame.paths import AGENTRX, WHO_AND_WHEN, resolve_data_dir
 from blame.schema import Trajectory
 from blame.sources import AGENTRX_SESSIONS
 from blame.who_and_when import load_who_and_when
@@ -214,6 +223,27 @@ def test_numeric_strings_are_ids_and_a_speaker_mismatch_is_kept_and_flagged(copy
     assert (task_2.label.agent, task_2.label.step) == ("user", 6) and task_2.steps[6].agent == "assistant"
     assert not task_2.label.failures[1].speaker_matches and task_2.label.failures[0].speaker_matches
     assert task_2.meta["label_consistent"] is False and task_2.meta["n_speaker_mismatches"] == 1
+
+
+def test_a_session_is_paired_with_its_who_and_when_twin_and_must_equal_it(copy: Path) -> None:
+    """Paired by question_ID: the twin's label (Who&When HC 56's raw mistake_agent/step) rides in
+    meta; a session whose messages differ from its twin's, or that Who&When does not hold, is refused
+    naming the session file."""
+    raw = json.loads((resolve_data_dir(WHO_AND_WHEN) / "Hand-Crafted/56.json").read_text(encoding="utf-8"))
+    assert raw["question_ID"] == HC_56
+    twins = load_who_and_when(None, "hand_crafted")
+    [session] = pair_with_who_and_when(load_agentrx(copy, "magentic_one"), twins, copy)
+    assert (session.meta["who_and_when_id"], session.meta["who_and_when_agent"], session.meta["who_and_when_step"]) == (
+        "hc_56", raw["mistake_agent"], int(raw["mistake_step"]))
+    assert session.meta["question_id"] == HC_56 and session.model_view().meta == {}
+    name = f"magentic_dataset/{HC_56}.json"
+    for others, field, problem in (([t for t in twins if t.id != "hc_56"], "<json>", "is not in Who&When Hand-Crafted"),
+                                   (twins, "[3]", "differs from its Who&When twin hc_56")):
+        if field == "[3]":
+            _edit(copy, name, lambda h: h[:3] + [{**h[3], "content": h[3]["content"] + "!"}] + h[4:])
+        with pytest.raises(DataFormatError) as error:
+            pair_with_who_and_when(load_agentrx(copy, "magentic_one"), others, copy)
+        assert Path(error.value.path) == copy / name and error.value.field == field and problem in error.value.problem
 
 
 @FUZZ
