@@ -30,18 +30,20 @@ equality, so the winners are the reference's; without it (default) weights are e
 use ``TIE_TOLERANCE``.
 
 Predictions (ties: scores within ``TIE_TOLERANCE`` relative to each other are equal, or exactly
-equal under reference rounding):
+equal under reference rounding; every rule below uses the same test):
 
+- ranking (:func:`ranking`): the components from the highest score down, each place taken by the
+  first remaining component in hazard order whose score equals the highest remaining one (under
+  reference rounding, the reference's stable descending sort).
 - top: the candidates with S_j = max S > 0, in hazard order. The single attribution is the first
-  of them; all of them are reported when several tie. No top when every score is 0.
+  of them, the first of the ranking; all of them are reported when several tie. No top when
+  every score is 0.
 - faulty, default rule: {j : S_j > 0 and S_j >= threshold * max_k S_k}.
-- faulty, ``top_k`` (label-informed, see ``solvers.poirot``): the k dimensions with the highest
-  positive scores, ties (equal to 9 decimals) broken by hazard order (fewer if fewer scores are
-  positive).
-- cap (``max_faulty`` = m, :func:`cap`): a predicted set larger than m keeps its m highest
-  scores, ties broken by the lowest hazard index (the reference's stable sort); the components
-  tied at the cut, kept or not, are returned as ties. m = 1 is the reference's single winner
-  (``predicted_vector``: the argmax, lowest index first among the tied).
+- faulty, ``top_k`` (label-informed, see ``solvers.poirot``): the first k of the ranking of the
+  candidates with a positive score (fewer if fewer are positive), so its first is the top's.
+- cap (``max_faulty`` = m, :func:`cap`): a predicted set larger than m keeps the first m of its
+  ranking; the components tied at the cut, kept or not, are returned as ties. m = 1 is the
+  reference's single winner (``predicted_vector``: the argmax, lowest index first among the tied).
 - decisive step (step-labelled data): among the valid votes that mark the predicted agent a,
   the step s maximising W(s) = sum of w_ia over those votes naming step s; ties go to the
   earliest step, since the decisive error is by definition the earliest one.
@@ -157,13 +159,25 @@ def top_components(score: dict[str, float], candidates: list[str], exact: bool =
     return [c for c in score if c in candidates and _equal(score[c], best, exact)]
 
 
+def ranking(score: dict[str, float], candidates: list[str], exact: bool = False) -> list[str]:
+    """``candidates`` from the highest score down; each place goes to the first remaining candidate
+    in hazard order whose score equals the highest remaining score (the tie rule of
+    :func:`top_components`, so a ranking's first is the top's first)."""
+    left = [c for c in score if c in candidates]
+    ranked: list[str] = []
+    while left:
+        best = max(score[c] for c in left)
+        ranked.append(next(c for c in left if _equal(score[c], best, exact)))
+        left.remove(ranked[-1])
+    return ranked
+
+
 def cap(score: dict[str, float], faulty: list[str], m: int, exact: bool = False) -> tuple[list[str], list[str]]:
-    """(the at most ``m`` highest-scoring of ``faulty``, in hazard order; the components tied at the
-    cut when it separates equal scores, else []). Ties go to the lowest hazard index."""
+    """(the first ``m`` of the :func:`ranking` of ``faulty``, in hazard order; the components tied
+    at the cut when it separates equal scores, else [])."""
     if len(faulty) <= m:
         return faulty, []
-    position = {j: i for i, j in enumerate(score)}
-    ranked = sorted(faulty, key=lambda j: (-(score[j] if exact else round(score[j], 9)), position[j]))
+    ranked = ranking(score, faulty, exact)
     kept = ranked[:m]
     boundary = score[kept[-1]] if kept else None
     tied = [j for j in ranked if boundary is not None and _equal(score[j], boundary, exact)]
@@ -180,10 +194,10 @@ def threshold_rule(score: dict[str, float], threshold: float) -> list[str]:
     return [j for j, s in score.items() if s > 0 and (s >= floor or _equal(s, floor))]
 
 
-def top_k(score: dict[str, float], k: int) -> list[str]:
-    """The k highest positive scores (ties by hazard order), returned in hazard order."""
-    ranked = sorted((j for j, s in score.items() if s > 0), key=lambda j: -round(score[j], 9))  # stable
-    chosen = set(ranked[: max(k, 0)])
+def top_k(score: dict[str, float], candidates: list[str], k: int, exact: bool = False) -> list[str]:
+    """The first k of the :func:`ranking` of the candidates with a positive score (fewer if fewer
+    are positive), returned in hazard order; the first of the ranking is the top's first."""
+    chosen = set(ranking(score, [c for c in candidates if score[c] > 0], exact)[: max(k, 0)])
     return [j for j in score if j in chosen]
 
 

@@ -33,7 +33,8 @@ III. Peer interrogation, ``rounds`` rounds (default 1). All reports are shared. 
 IV.  Private vote (concurrent; no persona sees another's vote): ``{"faulty": [ids],
      "justification"}``, ids from the hazard space (an enum), several or none allowed; on
      step-labelled data also ``"step"`` (an integer enum 0..n-1), the decisive step of the
-     accused agent. A malformed vote is invalid and left out, with its reason.
+     accused agent. A malformed vote, or a step-level one marking components but no agent, is
+     invalid and left out, with its reason.
 V.   Aggregation (``solvers._aggregation``: formulas there). ``weighting="proximity"``
      (default; the reference implementation's, the only one with published results),
      ``"structural"`` or ``"uniform"``; ``beta`` = 0.25. ``faulty`` = the components whose score
@@ -48,8 +49,8 @@ V.   Aggregation (``solvers._aggregation``: formulas there). ``weighting="proxim
      valid votes for that agent.
 
 Unknown outcome (a task with safe controls, ``solvers._framing``): the shared context says the
-session may or may not have failed, and on step-labelled data a vote may mark no agent with
-``"step": null``; when no valid vote marks an agent the answer is the valid "no fault".
+session may or may not have failed, and on step-labelled data a vote may mark nothing with
+``"step": null``; when every valid vote is empty the answer is the valid "no fault".
 
 ``preset="paper"``: the setting of the paper's Table 1 as far as the paper and the reference code
 define it (``PRESETS``; BENCHMARK.md gives the commands and the remaining differences).
@@ -72,7 +73,7 @@ plus 1 for ``hazard_space="constructed"``.
 
 Label access: the prompts are built only from ``model_view_from_state``. The one exception is
 ``top_k_from_label``: after every model call, Phase V reads the true number of faults k from
-``trajectory_from_state`` and predicts the top k components, as the published leaderboard did.
+``trajectory_from_state`` and predicts the top k components, ranked as ``agent`` is.
 Such an attribution has ``label_informed=True`` and the transcript says so.
 
 Departures from the reference implementation: personas run concurrently, not one at a time;
@@ -394,6 +395,13 @@ async def _answer(session: _Session, exchange: Exchange) -> None:
             exchange.answer = output.completion.strip()
 
 
+def _no_agent(vote: Vote, space: SystemSpec) -> str | None:
+    """Why a step-level vote marking components but no agent is invalid (both framings), else None."""
+    if vote.faulty and not {c.id for c in space.agents} & set(vote.faulty):
+        return f"marks only {vote.faulty}, no agent: a step label always names an agent"
+    return None
+
+
 async def _vote(session: _Session, persona: str) -> Vote:
     async with span(persona):
         step_level = session.trajectory.label_kind == "step"
@@ -406,23 +414,28 @@ async def _vote(session: _Session, persona: str) -> Vote:
             instructions = VOTE_VECTOR.format(dims=inline_list(session.space.ids))
         schema = session.schema("vote", vote_schema(session.space, n_steps, no_fault))
         output = await session.call(persona, "vote", session.prompt(persona, instructions), schema)
-        return read_vote(persona, output, session.space, n_steps, no_fault)
+        vote = read_vote(persona, output, session.space, n_steps, no_fault)
+        if step_level and (problem := _no_agent(vote, session.space)):
+            vote.valid, vote.errors = False, [*vote.errors, problem]
+        return vote
 
 
 def _aggregate(session: _Session, state: TaskState, rules: dict[str, Any]) -> None:
     """Phase V: fill scores, faulty, agent, step and ties from the valid votes (``rules``: the
     weighting, beta, weight_decimals, threshold, top_k_from_label and max_faulty settings)."""
     attribution, space = session.attribution, session.space
+    step_level = session.trajectory.label_kind == "step"
     valid = [v for v in attribution.votes if v.valid]
     if not valid:
-        attribution.invalid(f"all {len(attribution.votes)} votes are invalid")
+        no_agent = sum(bool(_no_agent(v, space)) for v in attribution.votes) if step_level else 0
+        detail = f" ({no_agent} marked components but no agent)" if no_agent else ""
+        attribution.invalid(f"all {len(attribution.votes)} votes are invalid{detail}")
         return
     decimals = rules["weight_decimals"]
     exact = decimals is not None
     distances = agg.link_distances(session.trajectory.system)
     agg.weigh(valid, space.ids, rules["weighting"], rules["beta"], distances, decimals)
     attribution.scores = agg.scores(valid, space.ids, voter_order=exact)
-    step_level = session.trajectory.label_kind == "step"
     candidates = [c.id for c in space.agents] if step_level else space.ids
     top = agg.top_components(attribution.scores, candidates, exact)
     attribution.agent = top[0] if top else None
@@ -431,7 +444,7 @@ def _aggregate(session: _Session, state: TaskState, rules: dict[str, Any]) -> No
     if top_k_from_label:
         label = trajectory_from_state(state).label  # the one label read: the fault count, after every call
         k = len(label.faulty) if label else 0
-        attribution.faulty, attribution.label_informed = agg.top_k(attribution.scores, k), True
+        attribution.faulty, attribution.label_informed = agg.top_k(attribution.scores, candidates, k, exact), True
         transcript().info({"label_informed": True, "top_k_from_label": k}, source="poirot")
     else:
         attribution.faulty = agg.threshold_rule(attribution.scores, threshold)
@@ -441,12 +454,12 @@ def _aggregate(session: _Session, state: TaskState, rules: dict[str, Any]) -> No
     blamed = f"top {top[0]} (S = {attribution.scores[top[0]]:.3f})" if top else "no component was blamed"
     attribution.reason = f"{len(valid)} of {len(attribution.votes)} votes valid; {blamed}"
     if step_level:
-        if attribution.agent is None and not session.trajectory.outcome_known:
-            attribution.faulty, attribution.reason = [], f"{len(valid)} valid votes, none marked an agent: no fault"
-        elif attribution.agent is None:
-            attribution.invalid("no valid vote marked an agent")
-        else:
+        if attribution.agent is not None:
             attribution.step = agg.decisive_step(valid, attribution.agent)
+        elif session.trajectory.outcome_known or any(v.faulty for v in valid):  # beta = 0: agent votes can weigh 0
+            attribution.invalid("no agent has a positive score from the valid votes")
+        else:  # every valid vote is empty
+            attribution.faulty, attribution.reason = [], f"{len(valid)} valid votes, none marked a component: no fault"
     transcript().info({"scores": attribution.scores, "top": top, "faulty": attribution.faulty}, source="poirot")
 
 
@@ -490,13 +503,14 @@ def poirot(
         mode: ablation ladder, C0 (vote from the log) .. C3 (full protocol).
         rounds: interrogation rounds (C3 only), >= 1.
         max_questions: questions a persona may ask per round (each to a different peer), >= 1.
-        persona_view: "own" (steps the persona sent or received) or "full" (the whole log).
+        persona_view: "own" (steps the persona sent or received), "full" (the whole log) or
+            "reference" (the whole log for the self-assessment, the own steps afterwards).
         hazard_space: "dataset" (the SystemSpec) or "constructed" (role ``constructor``).
         weighting: "proximity", "structural" or "uniform".
         beta: baseline vote weight, >= 0.
         threshold: a component is faulty when its score >= threshold * the top score; in (0, 1].
-        top_k_from_label: LABEL-INFORMED: predict the top k components, k = the true number of
-            faults (the published leaderboard's practice); the attribution is marked as such.
+        top_k_from_label: LABEL-INFORMED: predict the top k components (ranked as ``agent``), k =
+            the true number of faults (a reference-code comment's rule); marked as such.
         max_faulty: cap on the predicted set (default None: no cap); ties at the cut go to the
             lowest hazard index and are listed in ``ties``. 1 is the reference's single winner.
         weight_decimals: round each vote weight to this many decimals, sum in voter-id order and

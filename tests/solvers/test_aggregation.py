@@ -13,9 +13,11 @@ import pytest
 
 from blame.schema import Component, Link, SystemSpec, Vote
 from solvers._aggregation import (
+    cap,
     decisive_step,
     dimension_weight,
     link_distances,
+    ranking,
     scores,
     threshold_rule,
     top_components,
@@ -137,7 +139,7 @@ def test_all_zero_votes_still_weigh_but_blame_nobody() -> None:
     assert set(s.values()) == {0}
     assert top_components(s, DIMS) == []
     assert threshold_rule(s, 0.5) == []
-    assert top_k(s, 2) == []
+    assert top_k(s, DIMS, 2) == []
     assert decisive_step(votes, "a") is None
 
 
@@ -190,13 +192,30 @@ def test_threshold_rule_keeps_ties_and_hazard_order() -> None:
 
 def test_top_k() -> None:
     """The k highest positive scores, in hazard order; ties broken by hazard order; never a
-    zero-score component."""
+    zero-score component; only candidates (the agents a, b, c on step data)."""
     s = {"a": 0.0, "b": 1.75, "c": 0.0, "d": 0.45, "e": 0.45}
-    assert top_k(s, 1) == ["b"]
-    assert top_k(s, 2) == ["b", "d"]  # d and e tie at 0.45: d comes first
-    assert top_k(s, 3) == ["b", "d", "e"]
-    assert top_k(s, 5) == ["b", "d", "e"]
-    assert top_k(s, 0) == []
+    assert top_k(s, DIMS, 1) == ["b"]
+    assert top_k(s, DIMS, 2) == ["b", "d"]  # d and e tie at 0.45: d comes first
+    assert top_k(s, DIMS, 3) == ["b", "d", "e"]
+    assert top_k(s, DIMS, 5) == ["b", "d", "e"]
+    assert top_k(s, DIMS, 0) == []
+    assert top_k(s, AGENTS, 2) == ["b"]
+
+
+def test_one_ranking_for_top_top_k_and_cap() -> None:
+    """S_a = 0.6833 + 0.65 + 0.65 = 1.9832999999999998, S_d = 0.65 + 0.65 + 0.6833 = 1.9833,
+    S_b = 0.5. Exact (reference rounding): d ranks first, so the top, top-1 and a cap of 1 are d
+    alone. Relative 1e-9: a and d tie, a first in hazard order, in the ranking, the top, top-1 and
+    the cap alike (which reports the tie at its cut)."""
+    s = {"a": 0.6833 + 0.65 + 0.65, "b": 0.5, "c": 0.0, "d": 0.65 + 0.65 + 0.6833, "e": 0.0}
+    assert (s["a"], s["d"]) == (1.9832999999999998, 1.9833)
+    assert ranking(s, DIMS, exact=True) == ["d", "a", "b", "c", "e"]
+    assert top_components(s, DIMS, exact=True) == top_k(s, DIMS, 1, exact=True) == ["d"]
+    assert ranking(s, DIMS) == ["a", "d", "b", "c", "e"]
+    assert top_components(s, DIMS) == ["a", "d"] and top_k(s, DIMS, 1) == ["a"]
+    assert top_k(s, DIMS, 2, exact=True) == ["a", "d"]  # returned in hazard order
+    assert cap(s, ["a", "b", "d"], 1, exact=True) == (["d"], [])
+    assert cap(s, ["a", "b", "d"], 1) == (["a"], ["a", "d"])
 
 
 # --- the decisive step -----------------------------------------------------------------------------
