@@ -19,6 +19,13 @@ carry a ``who_and_when_agent`` gets the same two tables.
   (p_o - p_e) / (1 - p_e) with p_o the agent agreement and p_e = sum over agents c of
   p_RX(c) p_WW(c), with a 95% percentile case bootstrap (:data:`N_BOOT` resamples of sessions,
   seed ``analysis.significance.SEED``; NaN when p_e = 1).
+- **Silver labels** (:func:`silver_agreement`, part of :func:`annotation_agreement`'s table): the
+  log of ``blame label`` (task :data:`SILVER_TASK`) holds, per failed run, the source's label
+  (``gold_agent``, ``gold_step``) and the ensemble's answer, which is the silver label when it
+  names a verified candidate (valid, not abstained). Per benchmark and labelling log (one
+  model, P and V): a ``labelled`` row (runs given a silver label, out of the runs labelled, with
+  its Wilson interval), then the rows above over the labelled runs (silver vs the source's
+  label), so that silver labels are compared with human ones as Who&When is with AgentRx.
 - **Methods** (:func:`method_agreement`): per benchmark, model, configuration and protocol, agent
   and exact step accuracy against AgentRx, against Who&When and against **either** (the
   prediction equals at least one of the two labels), each the mean over cases of per-case means
@@ -28,17 +35,23 @@ carry a ``who_and_when_agent`` gets the same two tables.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 
 from analysis.significance import SEED, bootstrap_ci
 
-__all__ = ["AGREEMENT_COLUMNS", "METHOD_COLUMNS", "WITHIN", "agreement_markdown", "annotation_agreement",
-           "cohen_kappa", "method_agreement", "wilson"]
+__all__ = ["AGREEMENT_COLUMNS", "METHOD_COLUMNS", "SILVER_TASK", "WITHIN", "agreement_markdown", "annotation_agreement",
+           "cohen_kappa", "method_agreement", "silver_agreement", "wilson"]
 
 WITHIN: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
 N_BOOT = 1999
-AGREEMENT_COLUMNS = ["benchmark", "measure", "agree", "n", "value", "ci_low", "ci_high", "interval"]
+AGREEMENT_COLUMNS = ["benchmark", "annotations", "measure", "agree", "n", "value", "ci_low", "ci_high", "interval"]
+CEILING = "AgentRx vs Who&When"
+"""``annotations`` of the ceiling's rows; a silver labelling's say which model, P, V and log."""
+SILVER_TASK = "blame_label"
+"""The task name of ``blame label``'s eval log (``blame_bench/label.py``)."""
 _TARGETS = ("agentrx", "who_and_when", "either")
 METHOD_COLUMNS = ["benchmark", "model", "config", "protocol"] + [
     f"{what}_{target}{suffix}" for what in ("agent", "step") for target in _TARGETS for suffix in ("", "_low", "_high")
@@ -76,25 +89,65 @@ def _sessions(samples: pd.DataFrame) -> pd.DataFrame:
     return sessions.sort_values(["benchmark", "case"]).reset_index(drop=True)
 
 
+def _agreement_rows(benchmark: str, annotations: str, first_agent: pd.Series, first_step: pd.Series,
+                    second_agent: pd.Series, second_step: pd.Series) -> list[dict]:
+    """Agent, step within k and kappa rows of two labelings of the same n items (module docstring)."""
+    first_agent, second_agent = first_agent.reset_index(drop=True), second_agent.reset_index(drop=True)
+    n = len(first_agent)
+    distance = np.abs(first_step.astype(float).to_numpy() - second_step.astype(float).to_numpy())
+    hits = [("agent", int((first_agent == second_agent).sum()))]
+    hits += [(f"step within {k}" if k else "step", int((distance <= k).sum())) for k in WITHIN]
+    rows = []
+    for measure, agree in hits:
+        low, high = wilson(agree, n)
+        rows.append({"benchmark": benchmark, "annotations": annotations, "measure": measure, "agree": agree, "n": n,
+                     "value": agree / n, "ci_low": low, "ci_high": high, "interval": "Wilson"})
+    kappa = cohen_kappa(first_agent, second_agent)
+    draws = np.random.default_rng(SEED).integers(0, n, size=(N_BOOT, n))
+    boot = np.array([cohen_kappa(first_agent.iloc[d], second_agent.iloc[d]) for d in draws])
+    boot = boot[~np.isnan(boot)]
+    low, high = np.percentile(boot, [2.5, 97.5]) if len(boot) and kappa == kappa else (np.nan, np.nan)
+    rows.append({"benchmark": benchmark, "annotations": annotations, "measure": "agent kappa", "agree": np.nan, "n": n,
+                 "value": kappa, "ci_low": float(low), "ci_high": float(high), "interval": "case bootstrap"})
+    return rows
+
+
 def annotation_agreement(samples: pd.DataFrame) -> pd.DataFrame:
-    """AGREEMENT_COLUMNS: agent, step within k and kappa rows per benchmark (module docstring)."""
+    """AGREEMENT_COLUMNS: agent, step within k and kappa rows per benchmark (module docstring),
+    then :func:`silver_agreement`'s rows."""
     rows = []
     for benchmark, part in _sessions(samples).groupby("benchmark", sort=True):
-        n = len(part)
-        distance = (part["gold_step"].astype(float) - part["who_and_when_step"].astype(float)).abs()
-        hits = [("agent", int((part["gold_agent"] == part["who_and_when_agent"]).sum()))]
-        hits += [(f"step within {k}" if k else "step", int((distance <= k).sum())) for k in WITHIN]
-        for measure, agree in hits:
-            low, high = wilson(agree, n)
-            rows.append({"benchmark": benchmark, "measure": measure, "agree": agree, "n": n, "value": agree / n,
-                         "ci_low": low, "ci_high": high, "interval": "Wilson"})
-        kappa = cohen_kappa(part["gold_agent"], part["who_and_when_agent"])
-        draws = np.random.default_rng(SEED).integers(0, n, size=(N_BOOT, n))
-        boot = np.array([cohen_kappa(part["gold_agent"].iloc[d], part["who_and_when_agent"].iloc[d]) for d in draws])
-        boot = boot[~np.isnan(boot)]
-        low, high = np.percentile(boot, [2.5, 97.5]) if len(boot) and kappa == kappa else (np.nan, np.nan)
-        rows.append({"benchmark": benchmark, "measure": "agent kappa", "agree": np.nan, "n": n, "value": kappa,
-                     "ci_low": float(low), "ci_high": float(high), "interval": "case bootstrap"})
+        rows += _agreement_rows(benchmark, CEILING, part["gold_agent"], part["gold_step"],
+                                part["who_and_when_agent"], part["who_and_when_step"])
+    silver = silver_agreement(samples)
+    frames = [frame for frame in (pd.DataFrame(rows, columns=AGREEMENT_COLUMNS), silver) if not frame.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=AGREEMENT_COLUMNS)
+
+
+def silver_agreement(samples: pd.DataFrame) -> pd.DataFrame:
+    """AGREEMENT_COLUMNS for every ``blame label`` log: coverage, then silver vs the source's
+    step labels over the runs given a silver label (module docstring)."""
+    if "task" not in samples or samples.empty:
+        return pd.DataFrame(columns=AGREEMENT_COLUMNS)
+    runs = samples[(samples["task"] == SILVER_TASK) & samples["gold_agent"].notna() & samples["gold_step"].notna()
+                   & (samples["sample_error"].fillna("") == "")]
+    rows: list[dict] = []
+    for (benchmark, log), part in runs.groupby(["benchmark", "log"], sort=True):
+        part = part[part["epoch"] == part["epoch"].min()].drop_duplicates("case")
+        silver = (part["pred_agent"].notna() & part["pred_step"].notna() & ~part["abstained"].astype(bool)
+                  & ~part["invalid"].fillna(False).astype(bool))
+        settings = part["settings"].iloc[0]
+        settings = json.loads(settings) if isinstance(settings, str) and settings else {}
+        annotations = (f"silver labels of {part['model'].iloc[0]} (P={settings.get('proposers', '?')}, "
+                       f"V={settings.get('verifiers', '?')}, log `{log}`) vs the source's labels")
+        labelled, n = int(silver.sum()), len(part)
+        low, high = wilson(labelled, n)
+        rows.append({"benchmark": benchmark, "annotations": annotations, "measure": "labelled", "agree": labelled,
+                     "n": n, "value": labelled / n, "ci_low": low, "ci_high": high, "interval": "Wilson"})
+        if labelled:
+            both = part[silver]
+            rows += _agreement_rows(benchmark, annotations, both["gold_agent"].astype(str), both["gold_step"],
+                                    both["pred_agent"].astype(str), both["pred_step"])
     return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
 
 
@@ -131,21 +184,25 @@ def agreement_markdown(agreement: pd.DataFrame, methods: pd.DataFrame) -> str:
              "AgentRx's root cause and Who&When's decisive error on the sessions both label (AgentRx's "
              "`magentic_one` samples carry both; 0-based steps). Agreement with a 95% interval whose unit is the "
              "session (Wilson score; Cohen's kappa: case bootstrap). A difference between two methods smaller than "
-             "the annotations' disagreement is within label noise: either label could be the one a method missed.\n"]
+             "the annotations' disagreement is within label noise: either label could be the one a method missed. "
+             "Silver labels (`blame label` logs) are compared with the source's labels the same way, over the runs "
+             "given a silver label (*labelled*: how many were).\n"]
     if agreement.empty:
-        parts.append("No samples carry two annotations (run `agentrx -T subset=magentic_one`).\n")
+        parts.append("No samples carry two annotations (run `agentrx -T subset=magentic_one`, or `blame label`).\n")
         return "\n".join(parts)
-    for benchmark, part in agreement.groupby("benchmark", sort=True):
-        parts.append(f"## {benchmark}\n")
+    for (benchmark, annotations), part in agreement.groupby(["benchmark", "annotations"], sort=False):
+        parts.append(f"## {benchmark}: {annotations}\n")
         shown = pd.DataFrame({
             "measure": part["measure"],
             "agree": [f"{int(a)}/{n}" if a == a else "–" for a, n in zip(part["agree"], part["n"])],
             "value": [number(v, 3) if m == "agent kappa" else f"{pct(v)}%" for m, v in zip(part["measure"], part["value"])],
-            "95% CI": [f"{number(lo, 3)}-{number(hi, 3)}" if m == "agent kappa" else f"{pct(lo)}-{pct(hi)}%"
-                       for m, lo, hi in zip(part["measure"], part["ci_low"], part["ci_high"])],
+            "95% CI": ["–" if lo != lo else f"{number(lo, 3)}-{number(hi, 3)}" if m == "agent kappa"
+                       else f"{pct(lo)}-{pct(hi)}%" for m, lo, hi in zip(part["measure"], part["ci_low"], part["ci_high"])],
             "interval": part["interval"],
         })
         parts.append(markdown_table(shown, align=["l", "r", "r", "r", "l"]))
+    if not (agreement["annotations"] == CEILING).any():
+        return "\n".join(parts)
     parts.append("## Every method against AgentRx, Who&When and either\n")
     if methods.empty:
         parts.append("No method ran on these sessions.\n")

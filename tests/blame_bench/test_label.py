@@ -78,6 +78,36 @@ def test_the_labelling_log_scores_silver_against_the_human_labels(labelled: Simp
         assert "attribution" in sample.scores
 
 
+def test_the_report_compares_silver_with_the_human_root_causes(labelled: SimpleNamespace, tmp_path: Path) -> None:
+    """`blame report` on the labelling log: a coverage row (runs given a silver label, of 29), then
+    agent, step and step-within-k agreement of silver with AgentRx's root causes over the labelled
+    runs, recomputed from the folder and the raw ground-truth file (1-based step_number - 1)."""
+    import json
+
+    import pandas as pd
+
+    from analysis.report import run_report
+    from blame.paths import AGENTRX, resolve_data_dir
+
+    run_report(labelled.root / "logs", tmp_path / "report", figures=False, progress=None)
+    table = pd.read_csv(tmp_path / "report/tables/agreement.csv")
+    mine = table[table["annotations"].str.startswith("silver labels of offline/random (P=3, V=3, log ")]
+    assert len(mine) and set(mine["benchmark"]) == {"agentrx/tau_retail"}
+    rows = mine.set_index("measure")
+    human = {}
+    for truth in json.loads((resolve_data_dir(AGENTRX) / "ground_truth/tau_ground_truth.json").read_text(encoding="utf-8")):
+        root = next(f for f in truth["failures"] if int(f["failure_id"]) == int(truth["root_cause"]["failure_id"]))
+        human[f"tau_{int(truth['trajectory_id'])}"] = (root["failed_agent"].casefold(), int(root["step_number"]) - 1)
+    records = load_trajectory_folder(labelled.folder)
+    assert len(human) == 29 and (rows.loc["labelled", "agree"], rows.loc["labelled", "n"]) == (len(records), 29)
+    pairs = [(t.label.agent, t.label.step, *human[t.id]) for t in records]
+    assert rows.loc["agent", "agree"] == sum(a == b for a, _, b, _ in pairs) and rows.loc["agent", "n"] == len(pairs)
+    for k in range(6):
+        assert rows.loc[f"step within {k}" if k else "step", "agree"] == sum(abs(s - t) <= k for _, s, _, t in pairs)
+    report = (tmp_path / "report/report.md").read_text(encoding="utf-8")
+    assert "silver labels of offline/random" in report and f"| labelled | {len(records)}/29 |" in report
+
+
 @pytest.mark.e2e
 def test_the_folder_runs_in_the_trajectories_task_through_the_cli(labelled: SimpleNamespace, tmp_path: Path) -> None:
     result = subprocess.run(
