@@ -279,3 +279,41 @@ def test_the_offline_model_gives_independent_proposers_distinct_answers(tmp_path
     a = saved(run_one(step_trajectory(), propose_verify(proposers=5, verifiers=1), "offline/random", tmp_path))
     assert len(a.candidates) > 1
 
+
+
+@pytest.mark.parametrize("name", ["propose_verify", "a2p"])
+def test_both_methods_run_on_aftraj_with_the_offline_model(name: str, tmp_path) -> None:
+    """AFTraj (step labels, always of unknown outcome) on a two-row fixture in its documented format
+    (``tests/blame/test_aftraj.py``): every sample ends with a usable or explained Attribution and is
+    audited; "no fault" is a valid answer there."""
+    import pandas as pd
+    from inspect_ai import eval as inspect_eval
+
+    from blame.aftraj import FILES
+    from blame.state import stored_attribution, trajectory_from_metadata
+    from solvers import solver_by_name
+    from tasks.aftraj import aftraj
+
+    def row(conv_id: str, turns: list[tuple[str, str]], step: int | None, agent: str | None) -> dict[str, Any]:
+        return {"conv_id": conv_id, "domain": "math", "task": f"task {conv_id}", "gold_answer": "4",
+                "num_turns": len(turns), "tools": [{"name": "compute", "description": "evaluate an expression"}],
+                "turns": [{"role": r, "action": "", "content": c, "thought": ""} for r, c in turns],
+                "mistake_step": step, "mistake_agent": agent, "mistake_reason": "wrong sum" if agent else None,
+                "unsafe_source": "natural" if agent else None}
+
+    turns = [("user", "What is 2+2?"), ("MathSolver", "It is 5."), ("Verifier", "Agreed: 5.")]
+    folder = tmp_path / "aftraj"
+    folder.mkdir()
+    pd.DataFrame([row("s1", turns[:1] + [("MathSolver", "It is 4.")], -1, "")]).to_parquet(folder / FILES["safe"])
+    pd.DataFrame([row("u1", turns, 1, "MathSolver")]).to_parquet(folder / FILES["unsafe"])
+    [log] = inspect_eval(aftraj(data_dir=str(folder)), solver=solver_by_name(name), model="offline/mixed",
+                         display="none", log_dir=str(tmp_path / "logs"))
+    assert log.status == "success", log.error
+    assert len(log.samples) == 2
+    for sample in log.samples:
+        attribution = stored_attribution(sample.store)
+        trajectory = trajectory_from_metadata(sample.metadata)
+        assert attribution.method == name and (attribution.valid or attribution.errors)
+        assert not attribution.abstained  # unknown outcome: nothing admitted is "no fault"
+        assert attribution.agent is None or attribution.agent in trajectory.system.ids
+        assert "auditing" in sample.scores
