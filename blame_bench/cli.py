@@ -6,6 +6,8 @@
     blame power [LOG_DIR]               the smallest gain Table 1's test detects (analysis.power)
     blame data export NAME --out DIR    a dataset as a trajectory folder (blame_bench.label)
     blame label DATA --model M --out DIR   silver labels for failed runs (blame_bench.label)
+    blame sweep RECIPE --model M        every run one published table needs, then its report (blame_bench.sweep)
+    blame check LOG_DIR                 every eval log's status; exit 1 unless all succeeded (blame_bench.log_status)
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from functools import partial
 from pathlib import Path
 
 from blame.errors import DatasetNotFoundError
-from blame_bench import label
+from blame_bench import label, log_status, sweep
 
 
 def _loaders() -> dict[str, list[tuple[str, Callable[[Path], list]]]]:
@@ -200,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     power.add_argument("--tau", type=float, default=1.0, help="between-case SD on the logit scale (default 1)")
     power.set_defaults(run=_power)
     label.add_parsers(commands, data_commands, _loaders)
+    sweep.add_parser(commands)
+    log_status.add_parser(commands)
     raw = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(raw)
     args.argv = raw

@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from blame_bench.log_status import log_statuses
 from providers.local_model import SERVED_MODEL_NAME, LocalModelServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -33,7 +34,8 @@ SOLVERS = {"poirot": "solvers/poirot.py@poirot", "all_at_once": "solvers/all_at_
 
 
 def inspect_eval(solver: str, cases: list[str], log_dir: Path, base_url: str) -> None:
-    """One ``inspect eval`` of ``solver`` on ``cases`` against the local server; raises on failure."""
+    """One ``inspect eval`` of ``solver`` on ``cases`` against the local server; raises if it
+    fails (the exit code, and then every log's status, which Inspect's exit code does not reflect)."""
     command = [
         str(Path(sys.executable).parent / "inspect"), "eval", "tasks/blame_cortex.py",
         "--solver", SOLVERS[solver], *BUDGET, "--model", f"vllm/{SERVED_MODEL_NAME}",
@@ -43,6 +45,9 @@ def inspect_eval(solver: str, cases: list[str], log_dir: Path, base_url: str) ->
     print(f"==> {solver}: inspect eval on {len(cases)} CORTEX cases", flush=True)
     env = {**os.environ, "VLLM_BASE_URL": base_url, "VLLM_API_KEY": "local"}
     subprocess.run(command, cwd=REPO, env=env, check=True)
+    failed = [status.line() for status in log_statuses(log_dir) if not status.ok]
+    if failed:
+        raise RuntimeError("the demo's eval did not succeed:\n" + "\n".join(failed))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,254 @@
+"""``blame sweep RECIPE --model MODEL``: every run one published table needs, then its report.
+
+    blame sweep --list                                     the recipes and what each reproduces
+    blame sweep poirot-table1 --model M [--log-dir DIR] [--out DIR] [--limit N] [--epochs N]
+
+A recipe (:data:`RECIPES`) is a list of runs, each a task with its arguments and a method with its
+options. The sweep runs them all with Inspect's ``eval_set`` into the recipe's own log folder
+(default ``logs/<recipe>``): running the same command again after an interruption resumes it
+(finished logs are kept, failed ones retried), and a folder holding logs of other runs is refused
+by ``eval_set``, so one table never mixes in unrelated runs. Then every log's status is read
+(``blame_bench.log_status``; Inspect's exit code is 0 when a task fails): the report
+(``analysis.report.run_report``, default ``results/<recipe>``) is written only when every log
+succeeded, and the exit status is 1 otherwise. ``--model a,b`` runs every configuration per model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from blame_bench.log_status import log_statuses
+
+
+@dataclass(frozen=True)
+class Run:
+    """One configuration of a recipe: ``task`` (a task of ``tasks/``) with ``task_args``, solved by
+    ``solver`` (a ``solvers.SOLVERS`` name) with ``solver_args``."""
+
+    task: str
+    solver: str
+    task_args: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    solver_args: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def describe(self) -> str:
+        def shown(value: Any) -> str:
+            return str(value).lower() if isinstance(value, bool) else str(value)
+
+        args = [f"-T {k}={shown(v)}" for k, v in self.task_args.items()]
+        args += [f"-S {k}={shown(v)}" for k, v in self.solver_args.items()]
+        return " ".join([self.task, self.solver, *args])
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """The runs one published table needs, their default epochs, and the report's baseline."""
+
+    name: str
+    table: str
+    runs: tuple[Run, ...]
+    epochs: int = 1
+    baseline: str = "all_at_once"
+
+
+def _every_method() -> list[str]:
+    from solvers import SOLVERS
+
+    return list(SOLVERS)
+
+
+def _recipes() -> dict[str, Recipe]:
+    blame_tasks = ("blame_cortex", "blame_trading")
+    ww_subsets = ("algorithm_generated", "hand_crafted")
+    recipes = [
+        Recipe(
+            "poirot-table1",
+            "POIROT's Table 1: POIROT (-S preset=paper, label-informed top-k, reported in its own marked "
+            "table) and the single judge on both BLAME benchmarks, the paper's 10 runs per case",
+            tuple(Run(t, s, solver_args=a) for t in blame_tasks
+                  for s, a in (("poirot", {"preset": "paper"}), ("all_at_once", {}))),
+            epochs=10,
+        ),
+        Recipe(
+            "poirot-complexity",
+            "POIROT's Who&When regressions (complexity OR): POIROT and the single judge on Algorithm-Generated",
+            tuple(Run("who_and_when", s, {"subset": "algorithm_generated"}) for s in ("poirot", "all_at_once")),
+        ),
+        Recipe(
+            "who-and-when",
+            "Who&When's table: every method on both subsets, with and without the reference answer",
+            tuple(Run("who_and_when", s, {"subset": subset, "with_reference_answer": ref})
+                  for subset in ww_subsets for ref in (False, True) for s in _every_method()),
+        ),
+        Recipe(
+            "raffles",
+            "RAFFLES' tables and views (step tolerance, log length): RAFFLES and its four baselines "
+            "(all-at-once, step-by-step, binary search, Tool-Caller) on both Who&When subsets",
+            tuple(Run("who_and_when", s, {"subset": subset}) for subset in ww_subsets
+                  for s in ("raffles", "all_at_once", "step_by_step", "binary_search", "tool_caller")),
+        ),
+        Recipe(
+            "auditing",
+            "AgentForesight's auditing table (Exact-F1, ASS, FAR, Step-Acc, Agent-Acc): every method, the "
+            "online auditor included, on Who&When with its prefix controls and on tau-bench retail with "
+            "its complete verified-safe runs",
+            tuple(Run("who_and_when", s, {"subset": subset, "safe_controls": True}) for subset in ww_subsets
+                  for s in _every_method())
+            + tuple(Run("agentrx", s, {"subset": "tau_retail,tau_retail_safe"}) for s in _every_method()),
+        ),
+    ]
+    return {recipe.name: recipe for recipe in recipes}
+
+
+RECIPE_NAMES = ("poirot-table1", "poirot-complexity", "who-and-when", "raffles", "auditing")
+"""The recipes, in the order ``blame sweep --list`` shows them."""
+
+
+def recipe(name: str) -> Recipe:
+    """The recipe called ``name`` (ValueError naming the valid ones otherwise)."""
+    recipes = _recipes()
+    if name not in recipes:
+        raise ValueError(f"unknown recipe {name!r}; valid: {', '.join(RECIPE_NAMES)}")
+    return recipes[name]
+
+
+def _task(run: Run) -> Any:
+    """The Inspect Task of one run: the task factory called with its arguments and the solver's
+    name (so the log's task arguments name the method), the solver rebuilt with its options."""
+    import importlib
+
+    from inspect_ai import task_with
+
+    from solvers import SOLVERS
+
+    factory = getattr(importlib.import_module(f"tasks.{run.task}"), run.task)
+    built = factory(**run.task_args, solver=run.solver)
+    return task_with(built, solver=SOLVERS[run.solver](**run.solver_args)) if run.solver_args else built
+
+
+def sweep(chosen: Recipe, models: list[str], log_dir: Path, out: Path, limit: int | None = None,
+          epochs: int | None = None, model_args: Mapping[str, Any] | None = None,
+          generate: Mapping[str, Any] | None = None, retry_attempts: int | None = None, figures: bool = True) -> int:
+    """Run every configuration of ``chosen`` for every model into ``log_dir`` with ``eval_set``
+    (``model_args`` and the generation settings ``generate`` as ``inspect eval``'s ``-M`` and
+    ``--temperature`` etc.), then write the report to ``out`` if every log succeeded. Returns the
+    exit status (0 or 1)."""
+    from inspect_ai import eval_set
+    from inspect_ai._util.error import PrerequisiteError
+
+    from analysis.report import ReportError, run_report
+
+    try:
+        tasks = [_task(run) for run in chosen.runs]
+        print(f"==> blame sweep {chosen.name}: {len(tasks)} runs x {len(models)} model(s), "
+              f"{epochs or chosen.epochs} epoch(s), logs in {log_dir}", file=sys.stderr, flush=True)
+        eval_set(tasks, log_dir=str(log_dir), model=models, model_args=dict(model_args or {}), limit=limit,
+                 epochs=epochs or chosen.epochs, retry_attempts=retry_attempts, **dict(generate or {}))
+    except PrerequisiteError as error:  # a missing dataset, a bad argument, a foreign log folder
+        print(f"blame sweep: {error}", file=sys.stderr)
+        return 1
+    statuses = log_statuses(log_dir)
+    failed = [s for s in statuses if not s.ok]
+    expected = len(tasks) * len(models)
+    if failed or len(statuses) < expected:
+        for status in failed:
+            print(status.line(), file=sys.stderr)
+        print(f"blame sweep: {len(statuses) - len(failed)} of {expected} logs succeeded; no report written "
+              f"(run the same command again to retry the rest)", file=sys.stderr)
+        return 1
+    try:
+        result = run_report(log_dir, out, baseline=chosen.baseline, figures=figures, progress=sys.stderr,
+                            command="blame " + " ".join(sys.argv[1:]))
+    except ReportError as error:
+        print(f"blame sweep: {error}", file=sys.stderr)
+        return 1
+    print(f"blame sweep {chosen.name}: {len(statuses)} logs succeeded; report in {result.out / 'report.md'}")
+    return 0
+
+
+def _key_value(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with the value read as YAML (as ``inspect eval -M`` reads it)."""
+    import yaml
+
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"takes KEY=VALUE, got {text!r}")
+    return key, yaml.safe_load(value)
+
+
+def _generate_config(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The ``-G`` settings as Inspect ``GenerateConfig`` fields (ValueError naming an unknown one)."""
+    from inspect_ai.model import GenerateConfig
+    from pydantic import ValidationError
+
+    unknown = sorted({key for key, _ in pairs} - set(GenerateConfig.model_fields))
+    if unknown:
+        raise ValueError(f"-G {', '.join(unknown)}: not a generation setting (e.g. temperature, seed, max_tokens, "
+                         "max_connections, attempt_timeout)")
+    try:
+        return dict(GenerateConfig(**dict(pairs)).model_dump(exclude_none=True))
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise ValueError(f"-G {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+def _command(args: argparse.Namespace) -> int:
+    if args.list:
+        for name in RECIPE_NAMES:
+            chosen = recipe(name)
+            print(f"{name}: {chosen.table}.\n    {len(chosen.runs)} runs per model, {chosen.epochs} epoch(s) by default:")
+            for run in chosen.runs:
+                print(f"      {run.describe()}")
+        return 0
+    if not args.recipe or not args.model:
+        print("blame sweep: give a RECIPE and --model (or --list)", file=sys.stderr)
+        return 2
+    try:
+        chosen = recipe(args.recipe)
+    except ValueError as error:
+        print(f"blame sweep: {error}", file=sys.stderr)
+        return 2
+    for name, value in (("--limit", args.limit), ("--epochs", args.epochs)):
+        if value is not None and value < 1:
+            print(f"blame sweep: {name} must be at least 1, got {value}", file=sys.stderr)
+            return 2
+    try:
+        generate = _generate_config(args.generate)
+    except ValueError as error:
+        print(f"blame sweep: {error}", file=sys.stderr)
+        return 2
+    models = [m.strip() for m in args.model.split(",") if m.strip()]
+    log_dir = Path(args.log_dir or Path("logs") / chosen.name)
+    out = Path(args.out or Path("results") / chosen.name)
+    return sweep(chosen, models, log_dir, out, limit=args.limit, epochs=args.epochs,
+                 model_args=dict(args.model_arg), generate=generate, retry_attempts=args.retry_attempts,
+                 figures=not args.no_figures)
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Add ``blame sweep`` to the ``blame`` command."""
+    parser = commands.add_parser(
+        "sweep", help="run every configuration one published table needs, then its report",
+        description="Run a recipe's configurations with Inspect's eval_set (resumable, retried) into their "
+        "own log folder, check every log's status, and write the report. `blame sweep --list` describes "
+        "the recipes.")
+    parser.add_argument("recipe", nargs="?", metavar="RECIPE", help=", ".join(RECIPE_NAMES))
+    parser.add_argument("--list", action="store_true", help="describe every recipe and its runs")
+    parser.add_argument("--model", help="Inspect model(s), comma-separated (e.g. vllm/Qwen/Qwen3-8B,openai/gpt-4o)")
+    parser.add_argument("-M", dest="model_arg", action="append", type=_key_value, default=[], metavar="KEY=VALUE",
+                        help="a model argument, as for inspect eval (repeatable)")
+    parser.add_argument("-G", dest="generate", action="append", type=_key_value, default=[], metavar="KEY=VALUE",
+                        help="a generation setting (GenerateConfig): temperature, seed, max_tokens, max_connections, "
+                        "attempt_timeout, ... (repeatable)")
+    parser.add_argument("--log-dir", metavar="DIR", help="the recipe's log folder (default logs/RECIPE)")
+    parser.add_argument("--out", metavar="DIR", help="the report's folder (default results/RECIPE)")
+    parser.add_argument("--limit", type=int, metavar="N", help="the first N samples of each task")
+    parser.add_argument("--epochs", type=int, metavar="N", help="runs per case (default: the recipe's)")
+    parser.add_argument("--retry-attempts", type=int, metavar="N", help="eval_set's retries of a failed log (default 10)")
+    parser.add_argument("--no-figures", action="store_true", help="the report's tables only")
+    parser.set_defaults(run=_command)
