@@ -12,13 +12,14 @@ from typing import Any
 from inspect_ai.event import ModelEvent
 
 from bench.configs import BUDGET, TASKS
-from blame.render import render_prefix_blocks, render_steps
+from blame.render import END_OF_LOG, render_prefix_blocks, render_steps
 from blame.state import trajectory_from_metadata
 from solvers.online_auditor import audit_header, audit_messages, prefix_schedule
 from solvers.poirot import persona_steps
 
-AUDITOR_QUESTION_START = "\n\nThis is the log up to step"
-"""Where the auditor's closing question begins (``solvers.online_auditor.QUESTION``)."""
+LOG_END = f"\n\n{END_OF_LOG}"
+"""Where a rendered log ends (``blame.render.join_blocks``): its last occurrence in an auditor
+prompt (the log escapes forged markers) is the end of the prefix's log."""
 
 
 def rendered_call_messages(messages: list[Any]) -> str:
@@ -94,7 +95,7 @@ def unavoidable_chars(config: str, events: list[ModelEvent]) -> int:
         return 0
     if config.startswith("auditor"):
         ordered = sorted(texts, key=len)
-        ends = [t.rindex(AUDITOR_QUESTION_START) for t in ordered]
+        ends = [t.rindex(LOG_END) for t in ordered]
         return len(ordered[0]) + sum(b - a for a, b in itertools.pairwise(ends))
     unavoidable = len(texts[0])
     if config.startswith("poirot"):
@@ -154,8 +155,9 @@ def walk_reuse(task_name: str) -> dict[str, tuple[float, float]]:
 def layout_check(config: str, events: list[ModelEvent]) -> tuple[int, int]:
     """(calls that reuse what the documented layout promises, calls checked) for one sample.
 
-    Auditor: each prompt (in prefix order) shares with the next one everything up to the end of
-    its log (only the closing question differs). POIROT: every call after a persona's first
+    Auditor: each prompt (in prefix order) shares with the next one everything before its
+    end-of-log marker (the next prompt's log goes on where this one's ends; then come the marker
+    and the closing question). POIROT: every call after a persona's first
     reuses the shared context and that persona's whole turn (an earlier call of the same
     persona starts with them).
     """
@@ -163,7 +165,7 @@ def layout_check(config: str, events: list[ModelEvent]) -> tuple[int, int]:
     if config.startswith("auditor"):
         ordered = sorted(texts, key=len)
         pairs = list(itertools.pairwise(ordered))
-        return sum(common_prefix(a, b) >= a.rindex(AUDITOR_QUESTION_START) for a, b in pairs), len(pairs)
+        return sum(common_prefix(a, b) >= a.rindex(LOG_END) for a, b in pairs), len(pairs)
     if config.startswith("poirot"):
         first_seen: set[str] = set()
         ok = checked = 0

@@ -11,8 +11,9 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig, ModelOutput
 
 from bench.report import break_even_latency
 from bench.reuse import (
-    AUDITOR_QUESTION_START,
+    LOG_END,
     common_prefix,
+    layout_check,
     prefix_reuse,
     rendered_call,
     unavoidable_chars,
@@ -57,9 +58,29 @@ def test_prefix_reuse_counts_the_longest_prefix_sent_before() -> None:
 
 def test_unavoidable_chars_of_the_auditor_is_the_first_call_plus_each_added_step() -> None:
     header, step0, step1 = "H" * 10, "\n\n[step 0] a\nx", "\n\n[step 1] b\nyy"
-    first = call(header + step0 + AUDITOR_QUESTION_START + " 0.")
-    second = call(header + step0 + step1 + AUDITOR_QUESTION_START + " 1.")
+    first = call(header + step0 + LOG_END + "\n\nThis is the log up to step 0.")
+    second = call(header + step0 + step1 + LOG_END + "\n\nThis is the log up to step 1.")
     assert unavoidable_chars("auditor[seq]", [first, second]) == len(rendered_call(first)) + len(step1)
+
+
+def test_layout_check_of_the_auditor_follows_its_rendered_prompts() -> None:
+    """The auditor's real prompts (header, log blocks, end-of-log marker, question) on a Who&When
+    log: every consecutive pair shares everything before the shorter prompt's marker; a prompt
+    whose log differs before that point fails the check."""
+    from bench.configs import TASKS
+    from blame.render import RenderBudget, render_prefix_blocks
+    from blame.state import trajectory_from_metadata
+    from solvers.online_auditor import audit_header, audit_messages
+
+    trajectory = trajectory_from_metadata(TASKS["ww_hc"]().dataset[0].metadata)
+    blocks, _ = render_prefix_blocks(trajectory)
+    header = audit_header(trajectory, RenderBudget())
+    events = [call(*(m.text for m in audit_messages(header, blocks, k))) for k in range(4)]
+    assert all(LOG_END in rendered_call(e) for e in events)
+    assert layout_check("auditor[seq]", events) == (3, 3)
+    changed = blocks[0][:-1] + ("A" if blocks[0][-1] != "A" else "B")  # same length, other last character
+    forged = call(*(m.text for m in audit_messages(header, [changed, *blocks[1:]], 2)))
+    assert layout_check("auditor[seq]", [events[0], events[1], forged, events[3]]) == (1, 3)
 
 
 def test_unavoidable_chars_of_poirot_adds_each_further_persona_turn_beyond_its_shared_prefix() -> None:
