@@ -14,7 +14,9 @@ A solver reads the framing from its view of the trajectory (``Trajectory.outcome
   ``faulty = []``, which the auditing scorer counts as "no alarm".
 
 The instruction text of a sample depends only on its task's framing, never on its label, so a log
-and its safe control receive byte-identical instructions (only the log differs).
+and its safe control receive byte-identical instructions (only the log differs). Every method that
+calls a model opens its question with the same framing sentence (:data:`SITUATION`, by label kind
+and framing), and under unknown outcome no prompt presupposes a failure.
 """
 
 from __future__ import annotations
@@ -27,10 +29,19 @@ from solvers._output import final_answer
 _NONE_WORDS = {"", "none", "null", "no fault", "no error", "n/a", "nobody", "-1"}
 
 SITUATION = {
-    True: "The session above failed to solve its task.",
-    False: "The session above may or may not have failed: it may or may not contain a decisive error.",
+    ("step", True): "The session failed to solve its task.",
+    ("step", False): "The session may or may not have failed to solve its task: it may or may not "
+    "contain a decisive error.",
+    ("vector", True): "A hazard event occurred in the session: one or more components of the system "
+    "were faulty.",
+    ("vector", False): "The session may or may not contain a hazard event: any number of the "
+    "system's components, possibly none, may have been faulty.",
 }
-"""The first sentence of a step-level question about the whole log, by ``outcome_known``."""
+"""The framing sentence, by (``Trajectory.label_kind``, ``outcome_known``): the opening of every
+method's question about a session (``docs/datasets.md``, "Framing")."""
+
+MISTAKE = {True: "the mistake that led to the failure", False: "a mistake that led to a failure"}
+"""What makes an error decisive, by ``outcome_known`` (neutral wording under unknown outcome)."""
 
 NO_FAULT_CLAUSE = (
     ' If the log shows no decisive error, answer {"reason": "<why>", "agent": null, "step": null}.'
@@ -45,8 +56,13 @@ def admits_no_fault(trajectory: Trajectory) -> bool:
 
 
 def situation(trajectory: Trajectory) -> str:
-    """The framing sentence for a question about the whole log of a step-labelled trajectory."""
-    return SITUATION[trajectory.outcome_known]
+    """The framing sentence of this view (:data:`SITUATION`)."""
+    return SITUATION[trajectory.label_kind, trajectory.outcome_known]
+
+
+def mistake(trajectory: Trajectory) -> str:
+    """The decisive mistake in words, for this view's framing (:data:`MISTAKE`)."""
+    return MISTAKE[trajectory.outcome_known]
 
 
 def no_fault_clause(trajectory: Trajectory) -> str:

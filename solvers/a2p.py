@@ -10,8 +10,8 @@ one JSON object whose fields are filled in order:
 
 1. ``abduction``: the hidden cause behind an agent's action that best explains the outcome;
 2. ``action``: the minimal corrective intervention at that step;
-3. ``prediction``: the rest of the session under that correction, and whether the failure is then
-   averted (the instructions ask for a new hypothesis when it is not);
+3. ``prediction``: the rest of the session under that correction, and whether it would then
+   succeed (the instructions ask for a new hypothesis when it would not);
 4. ``agent`` and ``step``: the responsible agent and the decisive step.
 
 Under unknown outcome (``solvers._framing``) ``agent`` and ``step`` null is the valid "no fault"
@@ -36,7 +36,7 @@ from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
 from solvers._framing import is_no_fault, no_fault_clause, situation, with_no_fault
 from solvers._output import final_answer, output_problem, parse_agent_step
-from solvers.all_at_once import SYSTEM_PROMPT
+from solvers.all_at_once import system_prompt
 from solvers.online_auditor import candidates as nameable
 from solvers.propose_verify import context
 
@@ -53,14 +53,14 @@ overlooked) that best explains how the session went.
 2. Action: state the minimal corrective intervention: the smallest change to that one action \
 that removes the cause.
 3. Prediction: predict how the rest of the session would unfold with that correction, and check \
-that the failure is then averted. If it is not, return to stage 1 with another hypothesis.
+that the session would then succeed. If it would not, return to stage 1 with another hypothesis.
 
 Then name the agent whose action you corrected and the step of that action. Steps are numbered \
 from 0 as shown in the log ([step i]).
 
 Answer with a JSON object only:
 {{"abduction": "<the inferred cause>", "action": "<the minimal correction>", \
-"prediction": "<the corrected session and whether the failure is averted>", \
+"prediction": "<the corrected session and whether it would then succeed>", \
 "agent": "<one of: {agents}>", "step": <integer step index>}}{no_fault}"""
 
 
@@ -132,7 +132,7 @@ def a2p(
         attribution = Attribution(method="a2p")
         async with span("abduct_act_predict"):
             shared, attribution.truncated_steps = context(trajectory, budget)
-            messages = [ChatMessageSystem(content=SYSTEM_PROMPT),
+            messages = [ChatMessageSystem(content=system_prompt(trajectory)),
                         ChatMessageUser(content=f"{shared}\n\n{instructions(trajectory)}")]
             output = await generate_answer(
                 get_model(role="judge"), messages, attribution, phase="abduct_act_predict",

@@ -13,9 +13,13 @@ and the step-numbered log (``blame.render``). It answers in a JSON schema:
   judged faulty (any number, possibly none).
 
 Departures from the original Who&When code, on purpose: steps are numbered in the prompt (the
-original shows none), the reference answer is shown only when the task asks for it (the
-original always shows it), and the answer is JSON checked against the log (the original parsed
-``Agent Name:`` lines and scored them by substring).
+original shows none); the prompt lists the system's components and agents' system prompts and the
+system prompt is ours (the original's is "a helpful assistant skilled in analyzing
+conversations", with no component list), so that every method sees the system alike; the
+reference answer is shown only when the task asks for it (the original always shows it); and the
+answer is JSON checked against the log (the original parsed ``Agent Name:`` lines and scored them
+by substring). Every prompt opens with the framing sentence (``solvers._framing``), and under
+unknown outcome the system prompt is its neutral variant (:data:`SYSTEM_PROMPT`).
 
 The judge is the model bound to the role ``judge`` (``--model-role judge=...``), else the
 evaluated model. An unusable answer is an invalid Attribution with the reason; it never raises.
@@ -34,30 +38,44 @@ from blame.render import RenderBudget, inline_list, render_log, render_system, r
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
-from solvers._framing import admits_no_fault, is_no_fault, no_fault_clause, situation, with_no_fault
+from solvers._framing import admits_no_fault, is_no_fault, mistake, no_fault_clause, situation, with_no_fault
 from solvers._output import AGENT_STEP, final_answer, output_problem, parse_agent_step, parse_faulty
 
-SYSTEM_PROMPT = """\
-You are an impartial expert in diagnosing failures of LLM-based multi-agent systems. You read \
-the complete log of one session of such a system and decide which component caused the \
-failure. Base every judgement on evidence in the log; do not assume a fault without evidence."""
+_EXPERT = "You are an impartial expert in diagnosing failures of LLM-based multi-agent systems. You read \
+the complete log of one session of such a system and decide "
+_EVIDENCE = " Base every judgement on evidence in the log; do not assume a fault without evidence."
+
+SYSTEM_PROMPT = {
+    True: f"{_EXPERT}which component caused the failure.{_EVIDENCE}",
+    False: f"{_EXPERT}whether a component made a decisive error and, if one did, which.{_EVIDENCE}",
+}
+"""The judge's system prompt by ``outcome_known`` (shared by the methods that import it)."""
+
+IDENTIFY = {
+    True: "Identify the agent responsible for the failure and the step of its decisive error",
+    False: "If it contains one, identify the agent that made the decisive error and the step of that error",
+}
+"""The request for an agent and a step, by ``outcome_known``."""
 
 STEP_INSTRUCTIONS = """\
-{situation} {identify} the agent responsible for the failure and \
-the step of its decisive error: the earliest step at which that agent made the mistake that led \
-to the failure. Steps are numbered from 0 as shown in the log ([step i]).
+{situation} {identify}: the earliest step at which that agent made {mistake}. Steps are \
+numbered from 0 as shown in the log ([step i]).
 
 Answer with a JSON object only:
 {{"reason": "<one or two sentences of evidence>", "agent": "<one of: {agents}>", "step": <integer step index>}}{no_fault}"""
 
 VECTOR_INSTRUCTIONS = """\
-A hazard event occurred in the session above: one or more components of the system were faulty \
-(an agent reasoning or acting wrongly, a device producing wrong data, a human giving wrong \
-information, a channel corrupting messages). Identify every faulty component. List a component \
-only if the log gives evidence of its own fault, not of a fault it merely passed on.
+{situation} A fault may be an agent reasoning or acting wrongly, a device producing wrong data, a \
+human giving wrong information or a channel corrupting messages. Identify every faulty component. \
+List a component only if the log gives evidence of its own fault, not of a fault it merely passed on.
 
 Answer with a JSON object only:
 {{"reason": "<one or two sentences of evidence>", "faulty": [<zero or more of: {components}>]}}"""
+
+
+def system_prompt(trajectory: Trajectory) -> str:
+    """The judge's system prompt for this view's framing (:data:`SYSTEM_PROMPT`)."""
+    return SYSTEM_PROMPT[trajectory.outcome_known]
 
 
 def candidate_agents(trajectory: Trajectory) -> list[str]:
@@ -114,12 +132,13 @@ def judge_prompt(trajectory: Trajectory, budget: RenderBudget) -> tuple[str, lis
     if trajectory.label_kind == "step":
         instructions = STEP_INSTRUCTIONS.format(
             situation=situation(trajectory),
-            identify="Identify" if trajectory.outcome_known else "If it contains one, identify",
+            identify=IDENTIFY[trajectory.outcome_known],
+            mistake=mistake(trajectory),
             agents=inline_list(candidate_agents(trajectory)),
             no_fault=no_fault_clause(trajectory),
         )
     else:
-        instructions = VECTOR_INSTRUCTIONS.format(components=inline_list(trajectory.system.ids))
+        instructions = VECTOR_INSTRUCTIONS.format(situation=situation(trajectory), components=inline_list(trajectory.system.ids))
     text = "\n\n".join(
         [render_task(trajectory), render_system(trajectory.system, budget), f"Session log:\n{log.text}", instructions]
     )
@@ -179,7 +198,7 @@ def all_at_once(
         async with span("judge"):
             prompt, attribution.truncated_steps = judge_prompt(trajectory, budget)
             schema = step_schema(trajectory) if trajectory.label_kind == "step" else vector_schema(trajectory)
-            messages = [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=prompt)]
+            messages = [ChatMessageSystem(content=system_prompt(trajectory)), ChatMessageUser(content=prompt)]
             output = await generate_answer(
                 get_model(role="judge"),
                 messages,

@@ -29,7 +29,7 @@ Unknown outcome (a task with safe controls; ``solvers._framing``). Halving presu
 exists, so the search first asks the natural question on the whole log (phase ``gate``, store
 key ``binary_search_gate``): "does it contain a decisive error?" (``{"reason", "decisive_error"}``).
 "No" is the valid "no fault" answer (no agent, no step) and ends the search; "yes" starts the
-halving, whose question then opens with "suppose the session contains a decisive error"; an
+halving, whose question then supposes one ("suppose it contains one: it lies within ..."); an
 unusable answer also starts it (recorded; with m = 1, nothing else is asked and the Attribution
 is invalid).
 
@@ -56,8 +56,9 @@ from blame.render import RenderBudget
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
+from solvers._framing import situation
 from solvers._output import bound_text, extract_json_object, output_problem
-from solvers.all_at_once import SYSTEM_PROMPT
+from solvers.all_at_once import system_prompt
 from solvers.step_by_step import (
     DECISIVE,
     attribute_step,
@@ -75,38 +76,29 @@ ROUNDS_KEY = "binary_search_rounds"
 HALVES = ("first", "second")
 
 QUESTION = """\
-{situation} within steps {lo} to {hi}, shown above. Which part of this segment holds it?
+{situation} {premise} within steps {lo} to {hi}, shown above. Which part of this segment holds it?
 - "first": steps {lo} to {mid}
 - "second": steps {after} to {hi}
 
 Answer with a JSON object only:
 {{"reason": "<one or two sentences of evidence>", "half": "first" or "second"}}"""
 
-SITUATION = {
-    True: "The session failed to solve its task. Its decisive error (the earliest mistake that led "
-    "to the failure) lies",
-    False: "Suppose the session contains a decisive error (the earliest mistake that led to a "
-    "failure). It lies",
+_VECTOR_FAULT = ("(the first step at which a faulty component acted, reasoned or reported wrongly in a way "
+                 "that led to the hazard event)")
+PREMISE = {
+    ("step", True): "Its decisive error (the earliest mistake that led to the failure) lies",
+    ("step", False): "Suppose it contains one (the earliest mistake that led to a failure): it lies",
+    ("vector", True): f"The decisive fault {_VECTOR_FAULT} lies",
+    ("vector", False): f"Suppose it contains one: its decisive fault {_VECTOR_FAULT} lies",
 }
-"""The opening of the halving question by framing (``Trajectory.outcome_known``)."""
+"""What the halving question supposes, after the framing sentence (``solvers._framing``)."""
 
 GATE_QUESTION = """\
-The session may or may not have failed to solve its task. Does its log (above) contain a \
-decisive error: a mistake by an agent or component that led, or will lead, to a failure?
+{situation} Does its log (above) contain a decisive error: a mistake by an agent or component \
+that led, or will lead, to a failure?
 
 Answer with a JSON object only:
-{"reason": "<one or two sentences of evidence>", "decisive_error": <true or false>}"""
-
-VECTOR_QUESTION = """\
-A hazard event occurred in this session: one or more components of the system were faulty. The \
-decisive fault (the first step at which a faulty component acted, reasoned or reported wrongly \
-in a way that led to the hazard) lies within steps {lo} to {hi}, shown above. Which part of this \
-segment holds it?
-- "first": steps {lo} to {mid}
-- "second": steps {after} to {hi}
-
-Answer with a JSON object only:
-{{"reason": "<one or two sentences of evidence>", "half": "first" or "second"}}"""
+{{"reason": "<one or two sentences of evidence>", "decisive_error": <true or false>}}"""
 
 _WORDS = {"first": re.compile(r"\b(first|upper)\b", re.IGNORECASE), "second": re.compile(r"\b(second|lower)\b", re.IGNORECASE)}
 
@@ -149,16 +141,14 @@ def parse_half(text: str) -> tuple[str | None, str, list[str]]:
 
 def segment_prompt(trajectory: Trajectory, lo: int, hi: int, mid: int, after: int, budget: RenderBudget) -> tuple[str, list[int]]:
     """The user turn for the step range ``lo..hi`` (step numbers) split after step ``mid``."""
-    if trajectory.label_kind == "step":
-        template = QUESTION.replace("{situation}", SITUATION[trajectory.outcome_known])
-    else:
-        template = VECTOR_QUESTION
+    question = QUESTION.format(situation=situation(trajectory), premise=PREMISE[trajectory.label_kind, trajectory.outcome_known],
+                               lo=lo, hi=hi, mid=mid, after=after)
     return context_prompt(
         trajectory,
         trajectory.steps[lo : hi + 1],
         budget,
         f"Segment of the session log: steps {lo} to {hi} (the whole log has steps 0 to {len(trajectory.steps) - 1}):",
-        template.format(lo=lo, hi=hi, mid=mid, after=after),
+        question,
     )
 
 
@@ -204,7 +194,7 @@ def binary_search(
                 async with span(f"round_{len(rounds) + 1}"):
                     prompt, cut = segment_prompt(trajectory, lo, hi, steps[b], steps[c], budget)
                     truncated.update(cut)
-                    messages: list[ChatMessage] = [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=prompt)]
+                    messages: list[ChatMessage] = [ChatMessageSystem(content=system_prompt(trajectory)), ChatMessageUser(content=prompt)]
                     output = await generate_answer(model, messages, attribution, phase="search", schema=schema)
                 state.messages, state.output = [*messages, output.message], output
                 problem = output_problem(output)
@@ -251,10 +241,11 @@ async def _ask_gate(
 ) -> tuple[dict[str, Any], list[ChatMessage], Any]:
     """The first question under unknown outcome: does the whole log contain a decisive error?"""
     prompt, cut = context_prompt(
-        trajectory, trajectory.steps, budget, "Session log (steps numbered from 0):", GATE_QUESTION
+        trajectory, trajectory.steps, budget, "Session log (steps numbered from 0):",
+        GATE_QUESTION.format(situation=situation(trajectory)),
     )
     attribution.truncated_steps = sorted(set(attribution.truncated_steps) | set(cut))
-    messages: list[ChatMessage] = [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=prompt)]
+    messages: list[ChatMessage] = [ChatMessageSystem(content=system_prompt(trajectory)), ChatMessageUser(content=prompt)]
     schema = response_schema("decisive", decisive_schema()) if structured_output else None
     output = await generate_answer(model, messages, attribution, phase="gate", schema=schema)
     problem = output_problem(output)

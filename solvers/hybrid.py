@@ -49,10 +49,10 @@ from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
 from solvers._output import output_problem
 from solvers.all_at_once import (
-    SYSTEM_PROMPT,
     judge_prompt,
     read_answer,
     step_schema,
+    system_prompt,
     vector_schema,
 )
 from solvers.step_by_step import (
@@ -100,7 +100,7 @@ def hybrid(
         async with span("judge"):
             prompt, truncated = judge_prompt(trajectory, budget)
             schema = step_schema(trajectory) if trajectory.label_kind == "step" else vector_schema(trajectory)
-            messages = [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=prompt)]
+            messages = [ChatMessageSystem(content=system_prompt(trajectory)), ChatMessageUser(content=prompt)]
             output = await generate_answer(
                 model,
                 messages,

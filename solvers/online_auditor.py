@@ -51,8 +51,8 @@ only by the parallel walk) does not affect the prediction, so the two walks stay
 Prompt layout (prefix caching)
 ------------------------------
 Each call is ``[system: fixed instructions, user: header + log prefix + question]``. The system
-prompt is the same for every trajectory; the header (task, components, who may be named) is the
-same for every prefix of a trajectory; the log prefix of step k is the rendering of steps 0..k,
+prompt is the same for every trajectory; the header (task, components, framing sentence, who may
+be named) is the same for every prefix of a trajectory; the log prefix of step k is the rendering of steps 0..k,
 each step rendered on its own (:func:`blame.render.render_prefix_blocks`), so prefix k's text is
 a string prefix of prefix k+1's; only the short final question names k. Consecutive calls therefore share
 everything up to the end of the shorter log, which servers with prefix caching (vLLM, SGLang,
@@ -125,6 +125,7 @@ from blame.render import (
 from blame.schema import Attribution, PrefixVerdict, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
+from solvers._framing import situation
 from solvers._gather import gather
 from solvers._output import (
     final_answer,
@@ -143,16 +144,16 @@ SYSTEM_PROMPT = """\
 You are an online auditor of an LLM-based multi-agent system. You watch one session of the \
 system while it runs: at each audit you see the task, the system's components and the log of the \
 steps produced so far, and nothing after them. Decide whether a decisive error has already \
-occurred: a mistake by one agent or component that will make the session fail unless someone \
+been made: a mistake by one agent or component that will make the session fail unless someone \
 intervenes now.
 
 - Answer "continue" if no decisive error is visible in the steps shown so far.
-- Answer "alarm" if a decisive error has already occurred. Give the step of the decisive error \
+- Answer "alarm" if a decisive error has already been made. Give the step of the decisive error \
 (the earliest step at which it was made; it must be one of the steps shown, numbered from 0 as \
 in the log) and the agent or component responsible for it.
 
 Base every judgement on evidence in the log shown; do not raise an alarm without evidence, and \
-do not wait for the failure to become obvious if the decisive error is already there.
+do not wait for a failure to become obvious if the decisive error is already there.
 
 Answer with a JSON object only:
 {"reason": "<one sentence>", "verdict": "continue" or "alarm", "step": <step index, or null \
@@ -190,13 +191,14 @@ def candidates(trajectory: Trajectory) -> list[str]:
 
 
 def audit_header(trajectory: Trajectory, budget: RenderBudget) -> str:
-    """The fixed part of a trajectory's user turn: task, components, who may be named."""
+    """The fixed part of a trajectory's user turn: task, components, the framing sentence
+    (``solvers._framing``), who may be named."""
     who = candidates(trajectory)
     return "\n\n".join(
         [
             render_task(trajectory),
             render_system(trajectory.system, budget),
-            f"An alarm may name as responsible one of: {inline_list(who)}",
+            f"{situation(trajectory)} An alarm may name as responsible one of: {inline_list(who)}",
             "Session log so far:",
         ]
     )

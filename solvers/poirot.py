@@ -127,6 +127,7 @@ from blame.schema import (
 from blame.state import model_view_from_state, save_attribution, trajectory_from_state
 from solvers import _aggregation as agg
 from solvers._calls import book_usage, generate_answer, response_schema
+from solvers._framing import situation
 from solvers._gather import gather
 from solvers._hazard_space import construct_space
 from solvers._output import output_problem
@@ -155,16 +156,8 @@ PRESETS = {
 }  # fmt: skip
 """Named configurations; ``paper``: the setting of the POIROT paper's Table 1 (BENCHMARK.md)."""
 
-OUTCOME = {
-    "step": "The session failed to solve its task: one agent made the decisive error that led to the failure.",
-    "step_unknown": "The session may or may not have failed to solve its task: one agent may have made a "
-    "decisive error, or none did.",
-    "vector": "A hazard event occurred in the session: one or more components (agents, software, hardware, "
-    "humans, channels) were faulty.",
-}
-
 CONTEXT = """\
-You are taking part in a failure analysis of one session of an LLM-based multi-agent system. \
+You are taking part in a review of one session of an LLM-based multi-agent system. \
 {outcome} The system's own agents analyse the session, each in the role it had in it.
 
 {task}
@@ -215,9 +208,9 @@ Answer from what you saw and did in this session, citing step numbers where you 
 facts; do not say who is at fault and do not vote. Reply in plain text."""
 
 VOTE_VECTOR = """\
-Private vote: no other participant will see it. Decide which hazard dimensions were faulty. Mark \
-a component only for a fault of its own (a root cause), not for an error it merely passed on; \
-mark several only if they failed independently; mark none if the session shows no fault.
+Private vote: no other participant will see it. Decide which hazard dimensions, if any, were \
+faulty. Mark a component only for a fault of its own (a root cause), not for an error it merely \
+passed on; mark several only if they failed independently; mark none if the session shows no fault.
 
 Answer with a JSON object only:
 {{"faulty": [<zero or more of: {dims}>], "justification": "<one or two sentences of evidence>"}}"""
@@ -295,10 +288,9 @@ class _Session:
         whole = render_steps(trajectory.steps, budget)
         if view == "full":
             log, truncated = FULL_LOG.format(log=whole.text), set(whole.truncated_steps)
-        outcome = "step_unknown" if trajectory.label_kind == "step" and not trajectory.outcome_known else trajectory.label_kind
         self.context = ChatMessageUser(
             content=CONTEXT.format(
-                outcome=OUTCOME[outcome],
+                outcome=situation(trajectory),
                 task=render_task(trajectory),
                 space=render_system(self.space, budget, prompts=False),
                 log=log,

@@ -49,7 +49,7 @@ from solvers._calls import generate_answer, response_schema
 from solvers._framing import is_no_fault, no_fault_clause, situation, with_no_fault
 from solvers._gather import gather
 from solvers._output import _shown, final_answer, output_problem, parse_agent_step
-from solvers.all_at_once import SYSTEM_PROMPT
+from solvers.all_at_once import system_prompt
 from solvers.online_auditor import candidates as nameable
 
 STORE_KEY = "propose_verify"
@@ -266,11 +266,11 @@ def propose_verify(
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
     settings = {"proposers": proposers, "verifiers": verifiers, "temperature": temperature, "seed": seed}
 
-    async def ask(model: Model, shared: str, question: str, attribution: Attribution, phase: str, index: int,
-                  schema: dict[str, Any], epoch: int) -> str | list[str]:
+    async def ask(model: Model, trajectory: Trajectory, shared: str, question: str, attribution: Attribution,
+                  phase: str, index: int, schema: dict[str, Any], epoch: int) -> str | list[str]:
         """One call; its answer text, or the reasons it holds none."""
         async with span(f"{phase}-{index}"):
-            messages = [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=f"{shared}\n\n{question}")]
+            messages = [ChatMessageSystem(content=system_prompt(trajectory)), ChatMessageUser(content=f"{shared}\n\n{question}")]
             output = await generate_answer(
                 model, messages, attribution, phase=phase,
                 schema=response_schema(phase, schema) if structured_output else None,
@@ -288,7 +288,7 @@ def propose_verify(
         async with span("propose"):
             model = get_model(role="proposer")
             answers = await gather(*[
-                ask(model, shared, propose_prompt(trajectory), attribution, "propose", i,
+                ask(model, trajectory, shared, propose_prompt(trajectory), attribution, "propose", i,
                     proposal_schema(trajectory), state.epoch)
                 for i in range(proposers)
             ])
@@ -320,7 +320,8 @@ def propose_verify(
             model = get_model(role="verifier")
             jobs = [(c, j) for c in candidates for j in range(verifiers)]
             answers = await gather(*[
-                ask(model, shared, verify_prompt(trajectory, c), attribution, "verify", k, verdict_schema(), epoch)
+                ask(model, trajectory, shared, verify_prompt(trajectory, c), attribution, "verify", k,
+                    verdict_schema(), epoch)
                 for k, (c, j) in enumerate(jobs)
             ])
         for (c, j), answer in zip(jobs, answers):

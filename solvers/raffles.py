@@ -101,7 +101,7 @@ from solvers._output import (
     parse_agent_step,
     parse_faulty,
 )
-from solvers._framing import admits_no_fault, is_no_fault, situation, with_no_fault
+from solvers._framing import admits_no_fault, is_no_fault, mistake, situation, with_no_fault
 from solvers.all_at_once import candidate_agents, named_step_schema, vector_schema
 from solvers.step_by_step import parse_yes_no
 
@@ -112,22 +112,28 @@ MAX_TOTAL = 100 * (len(CRITERIA) + 1)
 MEMORY_CHARS = 1200
 """Each rationale and evaluator reason is cut to this many characters in the memory."""
 
-PANEL_SYSTEM_PROMPT = """\
+_PANEL = """\
 You serve on a panel that diagnoses failures of LLM-based multi-agent systems. The Judge reads \
-the complete log of one session, proposes its decisive fault and justifies it criterion by \
+the complete log of one session, proposes {proposal} and justifies it criterion by \
 criterion; independent evaluators then each check one criterion of the proposal, and the \
 Judge's rationale for it, against the log. The end of the user message says which of these \
 roles you have. Base every claim on evidence in the log, and do not accept a claim that the log \
 does not support."""
 
+PANEL_SYSTEM_PROMPT = {
+    True: _PANEL.format(proposal="its decisive fault"),
+    False: _PANEL.format(proposal="its decisive fault, or that it has none,"),
+}
+"""The Judge's and the evaluators' system prompt, by ``outcome_known``."""
+
 STEP_CRITERIA = {
     "fault": "Fault: the candidate agent made a real mistake at the candidate step (a wrong fact, "
     "action, plan or reading of earlier output), not a reasonable move that merely came before "
-    "the failure.",
+    "a failure.",
     "primacy": "Primacy: this mistake is the first decisive one: no earlier step holds a mistake "
     "that had already set the session on its way to failure.",
     "decisiveness": "Decisiveness: the mistake determined the outcome: no later step corrected "
-    "it, and fixing it would plausibly have turned the failure into a success.",
+    "it, and fixing it would plausibly have made the session succeed.",
 }
 
 VECTOR_CRITERIA = {
@@ -142,8 +148,8 @@ VECTOR_CRITERIA = {
 }
 
 JUDGE_STEP_INSTRUCTIONS = """\
-You are the Judge. {situation} Propose its decisive fault: the agent, and the step \
-at which that agent made the mistake that caused the failure. Steps are numbered from 0 as shown \
+You are the Judge. {situation} {propose} its decisive fault: the agent, and the step \
+at which that agent made {mistake}. Steps are numbered from 0 as shown \
 in the log ([step i]). A decisive fault meets three criteria:
 1. {fault}
 2. {primacy}
@@ -154,9 +160,8 @@ Answer with a JSON object only, with a separate rationale for each criterion:
 "primacy_rationale": "...", "decisiveness_rationale": "..."}}{no_fault}"""
 
 JUDGE_VECTOR_INSTRUCTIONS = """\
-You are the Judge. A hazard event may have occurred in the session above: one or more components of the system may \
-have been faulty. Propose its decisive fault: the faulty component or components (an empty list \
-if the log shows no decisive fault). A decisive fault meets three criteria:
+You are the Judge. {situation} Propose its decisive fault: the faulty component or components (an \
+empty list if the log shows no decisive fault). A decisive fault meets three criteria:
 1. {fault}
 2. {primacy}
 3. {decisiveness}
@@ -201,7 +206,6 @@ NO_FAULT_FORMAT = (
     ' If the log shows no decisive error, answer with "agent": null and "step": null, and give the '
     "three rationales for that."
 )
-VECTOR_SITUATION = "A hazard event may have occurred in the session above."
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
@@ -324,12 +328,16 @@ def judge_prompt(trajectory: Trajectory, log_text: str, budget: RenderBudget, me
     if trajectory.label_kind == "step":
         instructions = JUDGE_STEP_INSTRUCTIONS.format(
             situation=situation(trajectory),
+            propose="Propose" if trajectory.outcome_known else "If it contains one, propose",
+            mistake=mistake(trajectory),
             agents=inline_list(candidate_agents(trajectory)),
             no_fault="" if trajectory.outcome_known else NO_FAULT_FORMAT,
             **criteria,
         )
     else:
-        instructions = JUDGE_VECTOR_INSTRUCTIONS.format(components=inline_list(trajectory.system.ids), **criteria)
+        instructions = JUDGE_VECTOR_INSTRUCTIONS.format(
+            situation=situation(trajectory), components=inline_list(trajectory.system.ids), **criteria
+        )
     parts = [render_task(trajectory), render_system(trajectory.system, budget), f"Session log:\n{log_text}"]
     if memory:
         parts += [MEMORY_INTRO.format(threshold=threshold, max_total=MAX_TOTAL), "\n\n".join(memory), MEMORY_OUTRO]
@@ -344,7 +352,7 @@ def evaluator_prompt(
     if trajectory.label_kind == "step" and candidate["agent"] is None:
         criteria = NO_FAULT_CRITERIA
     question = EVALUATOR_QUESTION.format(
-        situation=situation(trajectory) if trajectory.label_kind == "step" else VECTOR_SITUATION,
+        situation=situation(trajectory),
         candidate=describe(candidate, trajectory),
         criterion=criteria[criterion],
         rationale=fence(rationale) or "(the Judge gave none)",
@@ -388,7 +396,7 @@ async def evaluate(
     """One LLM evaluator's call and its parsed assessment (an unusable one has confidence 0)."""
     async with span(f"evaluator_{criterion}"):
         messages: list[ChatMessage] = [
-            ChatMessageSystem(content=PANEL_SYSTEM_PROMPT),
+            ChatMessageSystem(content=PANEL_SYSTEM_PROMPT[trajectory.outcome_known]),
             ChatMessageUser(content=evaluator_prompt(trajectory, log_text, budget, candidate, criterion, rationale)),
         ]
         output = await generate_answer(
@@ -460,7 +468,7 @@ def raffles(
             async with span(f"iteration_{k}"):
                 async with span("judge"):
                     messages: list[ChatMessage] = [
-                        ChatMessageSystem(content=PANEL_SYSTEM_PROMPT),
+                        ChatMessageSystem(content=PANEL_SYSTEM_PROMPT[trajectory.outcome_known]),
                         ChatMessageUser(content=judge_prompt(trajectory, log.text, budget, memory, threshold)),
                     ]
                     output = await generate_answer(judge_model, messages, attribution, phase="judge", schema=schema)

@@ -82,9 +82,9 @@ from blame.render import (
 from blame.schema import SYSTEM_SPEAKER, Attribution, Step, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
-from solvers._framing import admits_no_fault
+from solvers._framing import admits_no_fault, mistake, situation
 from solvers._output import bound_text, extract_json_object, output_problem
-from solvers.all_at_once import SYSTEM_PROMPT
+from solvers.all_at_once import system_prompt
 
 VERDICTS_KEY = "step_by_step_verdicts"
 """Store key: one dict per question asked (step, agent, decisive, reason, valid, errors)."""
@@ -92,27 +92,22 @@ VERDICTS_KEY = "step_by_step_verdicts"
 DECISIVE = "decisive_error"
 
 STEP_QUESTION = """\
-{situation} You are reading its log one step at a time: above are \
+{situation}{none} You are reading its log one step at a time: above are \
 steps 0 to {i}, and later steps are not shown. Decide whether step {i}, produced by \
-{agent}, is the decisive error: the mistake that led to the failure, made at this step rather \
+{agent}, is the decisive error: {mistake}, made at this step rather \
 than inherited from an earlier step. Judge step {i} only.
 
 Answer with a JSON object only:
 {{"reason": "<one or two sentences of evidence>", "decisive_error": <true or false>}}"""
 
-STEP_SITUATION = {
-    True: "The session failed to solve its task.",
-    False: "The session may or may not have failed to solve its task: it may or may not contain a "
-    "decisive error, and if it does not, no step is one.",
-}
-"""The opening of the step question by framing (``Trajectory.outcome_known``; ``solvers._framing``)."""
+NO_STEP = " If it does not, no step is one."
+"""Follows the framing sentence under unknown outcome."""
 
 VECTOR_STEP_QUESTION = """\
-A hazard event may have occurred in this session: one or more components of the system may have \
-been faulty. You are reading its log one step at a time: above are steps 0 to {i}, and later steps are not \
-shown. Decide whether step {i}, produced by {agent}, is the decisive fault: the first point at \
-which {agent} acted, reasoned or reported wrongly in a way that led to the hazard event. Judge \
-step {i} only.
+{situation}{none} You are reading its log one step at a time: above are steps 0 to {i}, and later \
+steps are not shown. Decide whether step {i}, produced by {agent}, is the decisive fault: the first \
+point at which {agent} acted, reasoned or reported wrongly in a way that led to a hazard event. \
+Judge step {i} only.
 
 Answer with a JSON object only:
 {{"reason": "<one or two sentences of evidence>", "decisive_error": <true or false>}}"""
@@ -226,10 +221,9 @@ async def walk_steps(
     ``attribution`` under ``phase``.
     """
     walk = Walk()
-    if trajectory.label_kind == "step":
-        template = STEP_QUESTION.replace("{situation}", STEP_SITUATION[trajectory.outcome_known])
-    else:
-        template = VECTOR_STEP_QUESTION
+    template = STEP_QUESTION if trajectory.label_kind == "step" else VECTOR_STEP_QUESTION
+    template = template.replace("{situation}", situation(trajectory)).replace("{mistake}", mistake(trajectory))
+    template = template.replace("{none}", "" if trajectory.outcome_known else NO_STEP)
     schema = response_schema("step_verdict", decisive_schema()) if structured_output else None
     blocks, truncated = render_prefix_blocks(trajectory, budget)
     heading = f"Session log ({len(trajectory.steps)} steps in all, numbered from 0; shown up to the step in question):"
@@ -239,7 +233,7 @@ async def walk_steps(
             log_text = heading + "\n" + join_blocks(blocks[: i + 1])
             prompt = user_turn(trajectory, budget, log_text, template.format(i=i, agent=inline(step.agent)))
             walk.truncated.update(t for t in truncated if t <= i)
-            messages: list[ChatMessage] = [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=prompt)]
+            messages: list[ChatMessage] = [ChatMessageSystem(content=system_prompt(trajectory)), ChatMessageUser(content=prompt)]
             output = await generate_answer(model, messages, attribution, phase=phase, schema=schema)
         walk.messages, walk.output = messages, output
         problem = output_problem(output)

@@ -73,18 +73,17 @@ from blame.render import RenderBudget, fence, inline, inline_list, render_log
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import book_usage, generate_answer, response_schema
-from solvers._framing import no_fault_clause, situation
+from solvers._framing import mistake, no_fault_clause, situation
 from solvers._output import output_problem
-from solvers.all_at_once import SYSTEM_PROMPT, candidate_agents, read_answer, step_schema, vector_schema
+from solvers.all_at_once import IDENTIFY, candidate_agents, read_answer, step_schema, system_prompt, vector_schema
 from solvers.step_by_step import DECISIVE, decisive_schema, parse_yes_no, user_turn
 
 STORE_KEY = "tool_caller"
 """Store key: one dict per tool call (step, suspicion, decisive, reason, refused, errors)."""
 
 PLANNER_STEP = """\
-You are the Planner. {situation} Find the agent responsible and the step of its decisive error: \
-the earliest step at which that agent made the mistake that led to the failure. Steps are \
-numbered from 0 as shown in the log ([step i]).
+You are the Planner. {situation} {identify}: the earliest step at which that agent made \
+{mistake}. Steps are numbered from 0 as shown in the log ([step i]).
 
 You may call the tool judge_step to have an independent Judge assess one step you suspect; use \
 it only where the log leaves you unsure, at most {max_calls} times in all, then answer.
@@ -93,9 +92,8 @@ Final answer, a JSON object only:
 {{"reason": "<one or two sentences of evidence>", "agent": "<one of: {agents}>", "step": <integer step index>}}{no_fault}"""
 
 PLANNER_VECTOR = """\
-You are the Planner. A hazard event occurred in the session above: one or more components of the \
-system were faulty. Identify every faulty component, listing a component only if the log gives \
-evidence of its own fault, not of a fault it merely passed on.
+You are the Planner. {situation} Identify every faulty component, listing a component only if \
+the log gives evidence of its own fault, not of a fault it merely passed on.
 
 You may call the tool judge_step to have an independent Judge assess one step you suspect; use \
 it only where the log leaves you unsure, at most {max_calls} times in all, then answer.
@@ -105,13 +103,11 @@ Final answer, a JSON object only:
 
 JUDGE_QUESTION = """\
 You are the Judge. {situation} The Planner suspects step {step}, produced by {agent}, of being \
-the decisive error{suspicion}. Decide whether step {step} is the decisive error: the mistake that \
-led to the failure, made at this step rather than inherited from an earlier one.
+the decisive error{suspicion}. Decide whether step {step} is the decisive error: {mistake}, \
+made at this step rather than inherited from an earlier one.
 
 Answer with a JSON object only:
 {{"reason": "<one or two sentences of evidence>", "decisive_error": <true or false>}}"""
-
-VECTOR_SITUATION = "A hazard event occurred in the session above: one or more components were faulty."
 
 REPAIR = "Your answer could not be read ({problems}). Give your final answer now as the JSON object only."
 
@@ -143,7 +139,7 @@ def judge_step_tool(
 
             Args:
                 step: the 0-based index of the step to judge, as in the log ([step i]).
-                suspicion: what you suspect went wrong at that step (optional).
+                suspicion: what you suspect is wrong at that step (optional).
             """
             record: dict[str, Any] = {"step": step, "suspicion": suspicion, "decisive": None, "reason": "", "refused": False, "errors": []}
             calls.records.append(record)
@@ -156,13 +152,14 @@ def judge_step_tool(
             k = calls.accepted
             async with span(f"judge_step_{k}"):
                 question = JUDGE_QUESTION.format(
-                    situation=situation(trajectory) if trajectory.label_kind == "step" else VECTOR_SITUATION,
+                    situation=situation(trajectory),
+                    mistake=mistake(trajectory),
                     step=step,
                     agent=inline(trajectory.steps[step].agent),
                     suspicion=f" ({inline(suspicion.strip())})" if suspicion.strip() else "",
                 )
                 messages: list[ChatMessage] = [
-                    ChatMessageSystem(content=SYSTEM_PROMPT),
+                    ChatMessageSystem(content=system_prompt(trajectory)),
                     ChatMessageUser(content=user_turn(trajectory, budget, f"Session log:\n{log_text}", question)),
                 ]
                 schema = response_schema("step_verdict", decisive_schema()) if structured_output else None
@@ -193,12 +190,16 @@ def planner_prompt(trajectory: Trajectory, log_text: str, budget: RenderBudget, 
     if trajectory.label_kind == "step":
         instructions = PLANNER_STEP.format(
             situation=situation(trajectory),
+            identify=IDENTIFY[trajectory.outcome_known],
+            mistake=mistake(trajectory),
             max_calls=max_calls,
             agents=inline_list(candidate_agents(trajectory)),
             no_fault=no_fault_clause(trajectory),
         )
     else:
-        instructions = PLANNER_VECTOR.format(max_calls=max_calls, components=inline_list(trajectory.system.ids))
+        instructions = PLANNER_VECTOR.format(
+            situation=situation(trajectory), max_calls=max_calls, components=inline_list(trajectory.system.ids)
+        )
     return user_turn(trajectory, budget, f"Session log:\n{log_text}", instructions)
 
 
@@ -236,7 +237,7 @@ def tool_caller(
         ]
         planner = get_model(role="planner")
         messages: list[ChatMessage] = [
-            ChatMessageSystem(content=SYSTEM_PROMPT),
+            ChatMessageSystem(content=system_prompt(trajectory)),
             ChatMessageUser(content=planner_prompt(trajectory, log.text, budget, max_tool_calls)),
         ]
         output: ModelOutput | None = None

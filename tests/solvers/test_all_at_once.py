@@ -165,7 +165,7 @@ def _prompt(sample: EvalSample) -> str:
     """The judge's user turn, checked to be the last message before the answer."""
     roles = [m.role for m in sample.messages]
     assert roles == ["system", "user", "assistant"]
-    assert sample.messages[0].text == SYSTEM_PROMPT
+    assert sample.messages[0].text == SYSTEM_PROMPT[True]
     event = _model_event(sample)
     assert [m.role for m in event.input] == ["system", "user"], "the model call must end with a user turn"
     assert event.input[-1].text == sample.messages[1].text

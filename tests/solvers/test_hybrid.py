@@ -90,7 +90,7 @@ def test_vector_data(tmp_path: Any) -> None:
 def test_judge_prompt_is_all_at_once(tmp_path: Any) -> None:
     """The first phase is exactly the all-at-once call: its system prompt, one user turn."""
     sample = run_one(step_trajectory(), hybrid(), scripted([PLANNER_AT_4, YES]), tmp_path)
-    assert sample.messages[0].text == SYSTEM_PROMPT
+    assert sample.messages[0].text == SYSTEM_PROMPT[True]
     assert "Identify the agent responsible for the failure" in prompts(sample)[0]
 
 

@@ -375,11 +375,13 @@ def test_parallel_walk_is_bounded_per_sample(tmp_path):
 
 
 def test_every_trajectory_is_walked_the_same_whatever_its_label(tmp_path):
-    """No label peeking: the same log labelled unsafe or safe gets byte-identical prompts, the
-    same number of calls and the same prediction."""
+    """No label peeking: the same log labelled unsafe or safe, both of unknown outcome (as in a
+    task holding both), gets byte-identical prompts, the same number of calls and the same
+    prediction."""
     answers = {"same": {4: alarm_text(1)}}
     s1, s2 = Script(answers), Script(answers)
-    _, unsafe = run([traj("same", label=UNSAFE)], s1, tmp_path / "u")
+    unknown = traj("same", label=UNSAFE).model_copy(update={"outcome_known": False})
+    _, unsafe = run([unknown], s1, tmp_path / "u")
     _, safe = run([traj("same")], s2, tmp_path / "s")
     assert s1.prompts == s2.prompts and s1.calls == s2.calls
     assert prediction(unsafe["same"]) == prediction(safe["same"])

@@ -62,7 +62,7 @@ def criterion_of(user: str, trajectory: Trajectory) -> str:
 
 def is_judge(system: str, user: str) -> bool:
     """Judge and evaluators share the system prompt; the closing instructions name the role."""
-    assert system == PANEL_SYSTEM_PROMPT
+    assert system == PANEL_SYSTEM_PROMPT[True]
     return "You are the Judge." in user
 
 
@@ -239,7 +239,7 @@ def test_judge_and_evaluators_share_the_prefix_up_to_the_end_of_the_log(tmp_path
     through_log = first[: first.index("\n\nYou are the Judge.")]
     assert "[step 4] planner" in through_log
     for event in events[1:]:
-        assert event.input[0].text == PANEL_SYSTEM_PROMPT
+        assert event.input[0].text == PANEL_SYSTEM_PROMPT[True]
         assert event.input[-1].text.startswith(through_log)
 
 
