@@ -41,9 +41,11 @@ from the model (``Trajectory.model_view``), so the label never adds a choice. Li
 directions between consecutive distinct speakers.
 
 Labels. Unsafe rows: ``FaultLabel(faulty=[agent], agent, step=mistake_step,
-reason=mistake_reason)``; safe rows: ``label=None``. Ids are ``<subset>_<conv_id>`` (``safe_...``
-/ ``unsafe_...``), sources ``aftraj/<domain>``. Meta: ``conv_id``, ``domain``, ``macro_domain``
-(Math / Coding / Agentic), ``subset``, ``unsafe_source``, ``n_steps``, ``n_agents``, ``n_errors``
+reason=mistake_reason)``; safe rows: ``label=None``. Every row, unsafe ones too, has
+``outcome_known=False``: AFTraj is an auditing benchmark of runs that may or may not fail, so a
+task over any subset (``-T subset=unsafe`` included) is framed neutrally (``blame.state``).
+Ids are ``<subset>_<conv_id>`` (``safe_...`` / ``unsafe_...``), sources ``aftraj/<domain>``.
+Meta: ``conv_id``, ``domain``, ``macro_domain`` (Math / Coding / Agentic), ``subset``, ``unsafe_source``, ``n_steps``, ``n_agents``, ``n_errors``
 (1 or 0), ``label_consistent`` (the speaker at ``mistake_step`` is ``mistake_agent``; None on safe
 rows). A missing file or column, a row without turns, a safe row with a decisive step, an unsafe
 row without one, a step outside the turns (or not an integer: booleans, NaN, infinities, fractions
@@ -319,6 +321,7 @@ def row_to_trajectory(row: dict[str, Any], subset: str, path: Path, row_index: i
             system=system,
             steps=steps,
             label=label,
+            outcome_known=False,
             meta={
                 "conv_id": conv_id,
                 "domain": domain,

@@ -23,6 +23,7 @@ import providers.offline_model  # noqa: F401  (registers offline/...)
 from blame.aftraj import FILES, load_aftraj
 from blame.errors import DataFormatError, DatasetNotFoundError
 from blame.schema import Attribution
+from blame.state import FRAMING_KEY, UNKNOWN_OUTCOME
 from tasks.aftraj import aftraj
 
 REPO = Path(__file__).resolve().parents[2]
@@ -223,7 +224,9 @@ def test_task_end_to_end_in_process(data_dir: Path, policy: str, tmp_path: Path)
 
 def test_task_options(data_dir: Path):
     assert len(aftraj(data_dir=str(data_dir), domains="coding").dataset) == 2
-    assert len(aftraj(data_dir=str(data_dir), domains=["math", "coding"], subset="unsafe").dataset) == 3
+    unsafe = aftraj(data_dir=str(data_dir), domains=["math", "coding"], subset="unsafe").dataset
+    assert len(unsafe) == 3
+    assert {s.metadata[FRAMING_KEY] for s in unsafe} == {UNKNOWN_OUTCOME}, "AFTraj is always of unknown outcome"
     with pytest.raises(ValueError, match="no trajectories"):
         aftraj(data_dir=str(data_dir), domains="gaia")
 
