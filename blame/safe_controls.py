@@ -1,10 +1,11 @@
-"""Safe controls from step-labelled unsafe data: AgentForesight's boundary-pair construction.
+"""Safe controls from step-labelled unsafe data: boundary-pair prefixes.
 
 Exact-F1 and the false-alarm rate of an online auditor need trajectories without a decisive
 error. For an unsafe trajectory whose decisive step is ``s > 0``, the prefix ``steps[0..s-1]``
 (everything *before* the decisive step) contains no decisive error by the label's own
 definition: it is a **safe control** paired with its unsafe original at the failure boundary
-(AgentForesight, Zhang et al. 2026, "boundary pairs"). A trajectory whose decisive step is 0 has
+(AgentForesight, Zhang et al. 2026, built such "boundary pairs" only to train its auditor and
+measured false alarms on complete verified-safe runs). A trajectory whose decisive step is 0 has
 an empty prefix and yields no control.
 
 A control keeps the original's task, reference answer and system (every component, including

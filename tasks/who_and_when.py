@@ -18,8 +18,9 @@ also works), ``data_dir``.
 
 Safe controls (``-T safe_controls=true``, off by default). Who&When has only failed runs, so an
 online auditor's Exact-F1 and false-alarm rate need controls. This option adds, right after each
-log whose decisive step s is > 0, its *boundary-pair* safe control (AgentForesight): the prefix
-of steps 0..s-1, with no label and the id ``<id>_safe`` (``blame.safe_controls``). Counts on the
+log whose decisive step s is > 0, its *boundary-pair* safe control (AgentForesight's training
+pairs, used here for evaluation): the prefix of steps 0..s-1, with no label and the id
+``<id>_safe`` (``blame.safe_controls``). Counts on the
 pinned revision: Algorithm-Generated 126 logs + 106 controls = 232 samples (20 logs are labelled
 at step 0 and have none), Hand-Crafted 58 + 58 = 116, all 184 + 164 = 348. The step-level
 attribution scorer cannot score a trajectory without a label, so with safe controls the task is
