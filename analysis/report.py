@@ -12,7 +12,8 @@ Output layout (all paths relative to DIR)::
                               k=1, k>1); table1_label_informed.md the label-informed protocols
     tables/accuracy.{md,csv}  every method's accuracy per benchmark and configuration, case-level CIs
     tables/agreement.{md,csv} the agreement ceiling: Who&When vs AgentRx on the sessions both label,
-                              and every method against each and either (analysis.agreement);
+                              silver labels (blame label) vs the source's, and every method
+                              against each and either (analysis.agreement);
                               agreement_methods.csv the second table
     tables/quartiles.{md,csv} accuracy per complexity quartile; quartile_gains.csv the gains
     tables/who_and_when.{md,csv}
