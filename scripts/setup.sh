@@ -19,4 +19,13 @@ case ",$extras," in
   *) echo "==> installing blame-bench ($target) into .venv" ;;
 esac
 .venv/bin/python -m pip install --quiet --upgrade pip
+case ",$extras," in
+  *,local,*)
+    # llama.cpp built portably (GGML_NATIVE=OFF: AVX2, no AMX), not for this CPU: a native build on
+    # a CPU with AMX segfaults in ggml_backend_amx_mul_mat on the first chat request (seen on these
+    # machines, llama-cpp-python 0.3.36). Its own wheel cache, so that a natively built wheel in
+    # pip's default cache is never reused.
+    CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" .venv/bin/python -m pip install --quiet \
+      --cache-dir "${XDG_CACHE_HOME:-$HOME/.cache}/blame-bench/pip-llama-portable" "llama-cpp-python[server]>=0.3.7" ;;
+esac
 .venv/bin/python -m pip install --quiet -e "$target"
