@@ -4,8 +4,11 @@ log fails the sweep with no report; `blame check` reads every log's status, not 
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -121,14 +124,14 @@ def test_each_recipe_runs_as_the_card_shows(name: str, tmp_path: Path):
 def test_a_failed_log_fails_the_sweep_and_no_report_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     """A server whose replies are malformed: the task ends with status error (Inspect would exit
     0); the sweep exits 1, names the failed log and writes no report; `blame check` agrees."""
-    with serve() as server, pytest.MonkeyPatch.context() as patch:
-        patch.setenv("VLLM_BASE_URL", server.base_url)
-        patch.setenv("VLLM_API_KEY", "test")
-        status = sweep(["poirot-complexity", "--model", f"vllm/{MALFORMED_MODEL}", "--limit", "1",
-                        "--retry-attempts", "0", "--log-dir", str(tmp_path / "logs"), "--out", str(tmp_path / "report")])
-    err = capsys.readouterr().err
-    assert status == 1
-    assert "of 2 logs succeeded; no report written" in err and "error" in err
+    with serve() as server:  # a process of its own: Inspect keeps a vllm/ model's server per process
+        env = {**os.environ, "VLLM_BASE_URL": server.base_url, "VLLM_API_KEY": "test", "INSPECT_DISPLAY": "none"}
+        result = subprocess.run(
+            [str(Path(sys.executable).parent / "blame"), "sweep", "poirot-complexity", "--model", f"vllm/{MALFORMED_MODEL}",
+             "--limit", "1", "--retry-attempts", "0", "--log-dir", str(tmp_path / "logs"), "--out", str(tmp_path / "report")],
+            env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr[-3000:]
+    assert "of 2 logs succeeded; no report written" in result.stderr and "error" in result.stderr
     assert not (tmp_path / "report").exists()
     assert main(["check", str(tmp_path / "logs")]) == 1
     assert "logs did not succeed" in capsys.readouterr().err
