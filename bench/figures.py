@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ def figures(
     plt.close(fig)
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    markers = dict(zip(configs, "os^vD<>pxh*"))
+    markers = dict(zip(configs, itertools.cycle("os^vD<>pxh*P+Xd")))  # any number of configs
     for config in configs:
         rs = [r for r in rows if r["config"] == config]
         for ax, key in zip(axes, ("calls", "input_tokens")):
