@@ -9,9 +9,10 @@ What runs where (the full solver x task matrix runs on the offline model in
 ``tests/solvers/test_contract.py``; every solver through the CLI in ``tests/tasks/test_cli_e2e.py``):
 
 - ``COVER`` pairs each solver with one task so that every solver that calls a model meets the real
-  server once and every task is met at least once. The whole cover is one
-  ``inspect_ai.eval`` over many tasks in this process (one process start instead of one per run);
-  each pair is then checked by its own test.
+  server once and every task is met at least once; each of them also meets it once on AgentRx's
+  tau-bench retail (``AGENTRX``). The whole cover (``RUNS``) is one ``inspect_ai.eval`` over many
+  tasks in this process (one process start instead of one per run); each pair is then checked by
+  its own test.
 - The Tool-Caller runs through the ``inspect eval`` command line (the CLI path to a real server),
   offered its ``judge_step`` tool.
 
@@ -71,6 +72,10 @@ COVER = {
 }
 """Solver -> the one task it runs on against the real model. POIROT runs its full protocol
 (self-assessment, peer interrogation, votes) on CORTEX's three personas."""
+AGENTRX = "agentrx_tau_retail"
+"""Every solver that calls a model also meets the real model here, on AgentRx's shortest failure."""
+RUNS = sorted(set(COVER.items()) | {(name, AGENTRX) for name in SOLVERS if name not in NO_MODEL})
+"""(solver, task): the cover and the AgentRx runs, each once."""
 OPTIONS = {"propose_verify": {"proposers": 1, "verifiers": 1}}
 """Options besides the budget: propose-and-verify with one proposer and one verifier (its own
 temperature and per-call seeds, not the cover's greedy decoding)."""
@@ -80,12 +85,12 @@ BUDGET = {"max_log_chars": 1000, "max_prompt_chars": 100}
 """Small render budgets: prompt evaluation is most of the time (about 30 ms a token on one core)."""
 
 
-def cover_task(solver_name: str) -> Task:
-    """The cover's task for ``solver_name``: its one sample, the solver with the small budget."""
-    factory, sample_id = TASKS[COVER[solver_name]]
+def cover_task(solver_name: str, task_name: str) -> Task:
+    """``task_name``'s one sample, solved by ``solver_name`` with the small budget."""
+    factory, sample_id = TASKS[task_name]
     task = factory()
     solver = SOLVERS[solver_name]() if solver_name in NO_MODEL else SOLVERS[solver_name](**BUDGET, **OPTIONS.get(solver_name, {}))
-    return task_with(task, name=f"{solver_name}-{COVER[solver_name]}", dataset=task.dataset.filter(lambda s: s.id == sample_id), solver=solver)
+    return task_with(task, name=f"{solver_name}-{task_name}", dataset=task.dataset.filter(lambda s: s.id == sample_id), solver=solver)
 
 
 def test_the_cover_meets_every_solver_and_every_task() -> None:
@@ -93,6 +98,7 @@ def test_the_cover_meets_every_solver_and_every_task() -> None:
     assert set(COVER) | set(OWN_TEST) == set(SOLVERS)
     met = [task for solver, task in (COVER | OWN_TEST).items() if solver not in NO_MODEL]
     assert set(met) == set(TASKS), met
+    assert {name for name, task in RUNS if task == AGENTRX} >= set(SOLVERS) - set(NO_MODEL)
 
 
 @pytest.fixture(scope="module")
@@ -104,16 +110,15 @@ def server() -> Iterator[LocalModelServer]:
 
 
 @pytest.fixture(scope="module")
-def cover_logs(server: LocalModelServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, EvalLog]:
-    """One ``inspect_ai.eval`` of the whole cover against the real server; logs by solver name."""
-    names = sorted(COVER)
+def cover_logs(server: LocalModelServer, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], EvalLog]:
+    """One ``inspect_ai.eval`` of every run of ``RUNS`` against the real server; logs by (solver, task)."""
     environ = {"VLLM_BASE_URL": server.base_url, "VLLM_API_KEY": "local"}
     saved = {key: os.environ.get(key) for key in environ}
     os.environ.update(environ)
     started = time.perf_counter()
     try:
         logs = inspect_eval(
-            [cover_task(name) for name in names],
+            [cover_task(name, task) for name, task in RUNS],
             model=f"vllm/{SERVED_MODEL_NAME}",
             max_tokens=128,
             temperature=0,
@@ -124,17 +129,17 @@ def cover_logs(server: LocalModelServer, tmp_path_factory: pytest.TempPathFactor
     finally:
         for key, value in saved.items():
             os.environ.pop(key) if value is None else os.environ.__setitem__(key, value)
-    print(f"\nreal-model cover: {len(names)} runs in {time.perf_counter() - started:.0f} s")
-    return dict(zip(names, logs, strict=True))
+    print(f"\nreal-model cover: {len(RUNS)} runs in {time.perf_counter() - started:.0f} s")
+    return dict(zip(RUNS, logs, strict=True))
 
 
 @pytest.mark.local_model
-@pytest.mark.parametrize("solver_name", sorted(COVER), ids=lambda name: f"{name}-on-{COVER[name]}")
-def test_solver_on_local_model(solver_name: str, cover_logs: dict[str, EvalLog]) -> None:
+@pytest.mark.parametrize(("solver_name", "task_name"), RUNS, ids=[f"{s}-on-{t}" for s, t in RUNS])
+def test_solver_on_local_model(solver_name: str, task_name: str, cover_logs: dict[tuple[str, str], EvalLog]) -> None:
     """A successful log with the one sample, an Attribution (valid, or invalid with its reason)
     and, for methods that call a model, calls to the real server with their token usage."""
-    log = cover_logs[solver_name]
-    _, sample_id = TASKS[COVER[solver_name]]
+    log = cover_logs[solver_name, task_name]
+    _, sample_id = TASKS[task_name]
     assert log.status == "success", log.error
     assert log.samples is not None and [s.id for s in log.samples] == [sample_id]
     [sample] = log.samples
