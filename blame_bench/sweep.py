@@ -133,11 +133,12 @@ def _task(run: Run) -> Any:
 
 def sweep(chosen: Recipe, models: list[str], log_dir: Path, out: Path, limit: int | None = None,
           epochs: int | None = None, model_args: Mapping[str, Any] | None = None,
-          generate: Mapping[str, Any] | None = None, retry_attempts: int | None = None, figures: bool = True) -> int:
+          generate: Mapping[str, Any] | None = None, retry_attempts: int | None = None, figures: bool = True,
+          command: str | None = None) -> int:
     """Run every configuration of ``chosen`` for every model into ``log_dir`` with ``eval_set``
     (``model_args`` and the generation settings ``generate`` as ``inspect eval``'s ``-M`` and
-    ``--temperature`` etc.), then write the report to ``out`` if every log succeeded. Returns the
-    exit status (0 or 1)."""
+    ``--temperature`` etc.), then write the report to ``out`` if every log succeeded (``command``,
+    the command line, goes into its manifest). Returns the exit status (0 or 1)."""
     from inspect_ai import eval_set
     from inspect_ai._util.error import PrerequisiteError
 
@@ -163,7 +164,7 @@ def sweep(chosen: Recipe, models: list[str], log_dir: Path, out: Path, limit: in
         return 1
     try:
         result = run_report(log_dir, out, baseline=chosen.baseline, figures=figures, progress=sys.stderr,
-                            command="blame " + " ".join(sys.argv[1:]))
+                            command=command)
     except ReportError as error:
         print(f"blame sweep: {error}", file=sys.stderr)
         return 1
@@ -227,7 +228,7 @@ def _command(args: argparse.Namespace) -> int:
     out = Path(args.out or Path("results") / chosen.name)
     return sweep(chosen, models, log_dir, out, limit=args.limit, epochs=args.epochs,
                  model_args=dict(args.model_arg), generate=generate, retry_attempts=args.retry_attempts,
-                 figures=not args.no_figures)
+                 figures=not args.no_figures, command="blame " + " ".join(args.argv))
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
