@@ -331,17 +331,20 @@ def fig_step_tolerance(tolerance: pd.DataFrame, folder: Path) -> str:
         raise Unavailable("no Who&When trials scored by the attribution scorer")
     benchmarks = sorted(tolerance["benchmark"].unique())
     rows, cols = _grid(len(benchmarks))
-    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.8 * rows), squeeze=False, layout="constrained")
+    series = tolerance.groupby(["benchmark", "model", "config", "protocol"]).ngroups
+    height = max(3.8, 1.4 + 0.13 * series / len(benchmarks))  # tall enough for the legend beside the plot
+    fig, axes = plt.subplots(rows, cols, figsize=(7.8 * cols, height * rows), squeeze=False, layout="constrained")
     for ax, benchmark in zip(axes.flat, benchmarks):
         frame = tolerance[tolerance["benchmark"] == benchmark]
-        for (model, config, protocol), g in frame.groupby(["model", "config", "protocol"], sort=True):
-            ax.plot(g["k"], 100 * g["accuracy"], marker="o",
+        groups = frame.groupby(["model", "config", "protocol"], sort=True)
+        for i, ((model, config, protocol), g) in enumerate(groups):  # colour x line style: 40 distinct series
+            ax.plot(g["k"], 100 * g["accuracy"], marker=_MARKERS[i % len(_MARKERS)], ls=("-", "--", ":", "-.")[i // 10 % 4],
                     label=f"{protocol} ({model} {config}; n = {int(g['cases'].iloc[0])} cases)")
         ax.set_xlabel("tolerance k (steps)")
         ax.set_ylabel("step accuracy within k (%)")
         ax.set_ylim(0, 100)
         ax.set_title(f"{benchmark}: attribution.step within k", fontsize=8)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the curves, never over them
     for ax in list(axes.flat)[len(benchmarks):]:
         ax.axis("off")
     fig.suptitle("Step tolerance (RAFFLES), mean of case means\ndescriptive, no interval", fontsize=9)

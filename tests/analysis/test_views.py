@@ -117,3 +117,30 @@ def test_per_dimension_table_by_hand() -> None:
     assert table.loc["b", ["precision", "recall", "f1"]].tolist() == [0.0, 0.0, 0.0]
     assert table.loc["micro", ["precision", "recall", "f1"]].tolist() == pytest.approx([2 / 3] * 3)
     assert table.loc["macro", "f1"] == pytest.approx(0.5)
+
+
+def test_step_tolerance_figure_shows_every_method_beside_the_curves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The who-and-when sweep's figure, 13 methods x 2 configurations per benchmark: every legend
+    lies beside its plot (never over the curves) and inside the figure (nothing clipped), and each
+    curve has its own colour and line style."""
+    from analysis import figures
+    from solvers import SOLVERS
+
+    rows = [{"benchmark": b, "model": "offline/random", "config": c, "protocol": name, "k": k,
+             "accuracy": float(k >= i % 6), "cases": 1}
+            for b in ("who_and_when/algorithm_generated", "who_and_when/hand_crafted")
+            for c in ("165119e0", "bb462031") for i, name in enumerate(SOLVERS) for k in range(6)]
+    drawn = {}
+    monkeypatch.setattr(figures, "save", lambda fig, folder, stem: drawn.setdefault("fig", fig) and stem)
+    assert figures.fig_step_tolerance(pd.DataFrame(rows), tmp_path) == "step_tolerance"
+    fig = drawn["fig"]
+    fig.canvas.draw()
+    page = fig.bbox
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        box, plot = legend.get_window_extent(), ax.get_window_extent()
+        assert box.x0 >= plot.x1 and page.x0 <= box.x0 and box.x1 <= page.x1 + 1 and box.y0 >= page.y0 - 1
+        styles = {(line.get_color(), line.get_linestyle()) for line in ax.get_lines()}
+        assert len(styles) == len(ax.get_lines()) == 2 * len(SOLVERS)
