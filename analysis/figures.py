@@ -356,7 +356,8 @@ def fig_far_vs_step_acc(auditing: pd.DataFrame, folder: Path) -> str:
     usable = auditing.dropna(subset=["far", "step_acc"]) if not auditing.empty else auditing
     if usable.empty:
         raise Unavailable("no auditing logs with both safe and unsafe trajectories")
-    fig, ax = plt.subplots(figsize=(6.0, 4.6), layout="constrained")
+    height = max(4.6, 1.4 + 0.13 * len(usable))  # tall enough for the legend beside the plot
+    fig, ax = plt.subplots(figsize=(10.5, height), layout="constrained")
     for i, (_, r) in enumerate(usable.iterrows()):
         x, y = 100 * r["step_acc"], 100 * r["far"]
         ax.errorbar([x], [y], xerr=[[x - 100 * r["step_acc_low"]], [100 * r["step_acc_high"] - x]],
@@ -366,7 +367,7 @@ def fig_far_vs_step_acc(auditing: pd.DataFrame, folder: Path) -> str:
     ax.set_ylabel("FAR (%)")
     ax.set_xlim(0, 100)
     ax.set_ylim(0, 100)
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the points, never over them
     ax.set_title("Online auditing: auditing FAR vs Step-Acc\n95% pair-bootstrap CIs (a safe control with its log)", fontsize=8)
     return save(fig, folder, "far_vs_step_acc")
 
