@@ -67,6 +67,12 @@ def _pyplot():
     return plt
 
 
+def palette(n: int) -> list:
+    """``n`` colours, all distinct up to 20 (matplotlib's tab10, or tab20 beyond ten)."""
+    plt = _pyplot()
+    return [plt.get_cmap("tab10" if n <= 10 else "tab20")(i % 20) for i in range(n)]
+
+
 def save(fig, folder: Path, stem: str) -> str:
     """Write ``<stem>.png`` and ``<stem>.pdf`` (no timestamps) and close the figure."""
     plt = _pyplot()
@@ -110,12 +116,13 @@ def fig_accuracy_by_model(samples: pd.DataFrame, folder: Path, treatments: Seque
     scored = scored.assign(model=_configuration(scored))
     benchmarks = sorted(scored["benchmark"].unique())
     rows, cols = _grid(len(benchmarks))
-    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.8 * rows), squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 3.8 * rows), squeeze=False, layout="constrained")
     for ax, benchmark in zip(axes.flat, benchmarks):
         frame = scored[scored["benchmark"] == benchmark]
         models = sorted(frame["model"].unique())
         protocols = _protocol_order(frame, treatments, baseline)
         width = 0.8 / len(protocols)
+        colors = palette(len(protocols))
         for i, protocol in enumerate(protocols):
             acc, low, high = [], [], []
             for model in models:
@@ -127,13 +134,13 @@ def fig_accuracy_by_model(samples: pd.DataFrame, folder: Path, treatments: Seque
                 low.append(100 * (p - lo))
                 high.append(100 * (hi - p))
             x = np.arange(len(models)) + (i - (len(protocols) - 1) / 2) * width
-            ax.bar(x, acc, width, yerr=[low, high], capsize=2, label=protocol)
+            ax.bar(x, acc, width, yerr=[low, high], capsize=2, label=protocol, color=colors[i])
         ax.set_xticks(np.arange(len(models)), models, rotation=15, ha="right", fontsize=7)
         ax.set_ylim(0, 100)
         ax.set_xlabel("configuration (model, settings hash)")
         ax.set_ylabel("accuracy (%, mean of case means)")
         ax.set_title(f"{benchmark}: {_outcome(frame)}\nn = {frame['case'].nunique()} cases", fontsize=8)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the bars, never over them
     for ax in list(axes.flat)[len(benchmarks):]:
         ax.axis("off")
     fig.suptitle(f"Accuracy of every method (baseline {baseline})\nbars: 95% case-bootstrap CI", fontsize=9)
