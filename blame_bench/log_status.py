@@ -11,6 +11,7 @@ success with no samples. The scripts and ``blame sweep`` read the status of ever
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,8 +56,6 @@ def log_statuses(log_dir: str | Path) -> list[LogStatus]:
 
 def check_command(args: argparse.Namespace) -> int:
     """``blame check``: print every log's status; exit 1 if there is none or one did not succeed."""
-    import sys
-
     statuses = log_statuses(args.log_dir)
     for status in statuses:
         print(status.line(), file=sys.stdout if status.ok else sys.stderr)
