@@ -1,6 +1,7 @@
 """Docs that cannot drift: BENCHMARK.md (the card) and README.md against the code.
 
-- The card stays a card (at most 30,000 characters) and does not bring back known drift.
+- The card stays a card (at most 30,000 characters, 2,000 of them kept free for the next change)
+  and does not bring back known drift.
 - Its option tables name exactly each registered solver's (a solver without options may be left
   out) and each task's arguments, with the defaults of their signatures; every ``-S``/``-T``
   argument shown anywhere exists.
@@ -98,10 +99,11 @@ def python_block(text: str, first_line: str) -> str:
 
 
 def test_card_is_a_card():
-    """The card is read in fifteen minutes (at most 30,000 characters) and does not say the drift
-    fixed in issue 16 (threshold 1.0 is not the reference's output; the tie rule is ours)."""
+    """The card is read in fifteen minutes (at most 30,000 characters, with at least 2,000 left
+    for the next change) and does not say the drift fixed in issue 16 (threshold 1.0 is not the
+    reference's output; the tie rule is ours)."""
     text = CARD.read_text(encoding="utf-8")
-    assert len(text) <= 30_000, len(text)
+    assert len(text) <= 30_000 - 2_000, len(text)
     assert "reference's rule" not in text
     for sentence in re.findall(r"[^.]*`threshold=1(?:\.0)?`[^.]*\.", text):
         assert "not" in sentence, sentence
