@@ -44,6 +44,7 @@ meta, never shown to a model: ``Trajectory.model_view``). Any malformed file rai
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
-from blame.source_json import field, read_json
+from blame.source_json import field, plain_int, read_json
 from blame.who_and_when import magentic_one_log
 
 SUBSETS = ("tau_retail", "tau_retail_safe", "magentic_one")
@@ -113,8 +114,10 @@ def load_agentrx(data_dir: str | Path | None = None, subset: str = "tau_retail")
         raise ValueError(f"unknown AgentRx subset {subset!r}; valid: {', '.join(SUBSETS)}")
     root = resolve_data_dir(AGENTRX, data_dir)
     if subset == "tau_retail_safe":
-        return [_tau_trajectory(root / TAU_FULL, f"[{i}]", run, None)
-                for i, run in enumerate(_list(root / TAU_FULL)) if _reward(root / TAU_FULL, run, f"[{i}]") == 1.0]
+        runs = _list(root / TAU_FULL)
+        return [_tau_trajectory(root / TAU_FULL, f"[{i}]", run, None, f"tau_safe_{suffix}")
+                for i, (run, suffix) in enumerate(zip(runs, _run_ids(root / TAU_FULL, runs)))
+                if _reward(root / TAU_FULL, run, f"[{i}]") == 1.0]
     truth_path = root / (TAU_TRUTH if subset == "tau_retail" else M1_TRUTH)
     truths = _list(truth_path)
     if subset == "magentic_one":
@@ -126,7 +129,7 @@ def load_agentrx(data_dir: str | Path | None = None, subset: str = "tau_retail")
         if task_id not in runs:
             raise DataFormatError(truth_path, f"[{i}].trajectory_id", f"{task_id} is not a task_id of {TAU_FAILED}")
         where, run = runs[task_id]
-        trajectories.append(_tau_trajectory(root / TAU_FAILED, where, run, (truth_path, f"[{i}]", truth)))
+        trajectories.append(_tau_trajectory(root / TAU_FAILED, where, run, (truth_path, f"[{i}]", truth), f"tau_{task_id}"))
     return _unique(truth_path, trajectories)
 
 
@@ -156,32 +159,58 @@ def _list(path: Path) -> list:
 
 
 def _id(path: Path, obj: Any, key: str, where: str) -> str:
-    """``obj[key]``, an integer or a numeric string, as the integer's digits."""
-    value = field(path, obj, key, (int, str), where=where)
-    text = str(value).strip()
-    if not text.isdecimal():
-        raise DataFormatError(path, f"{where}.{key}", f"not an integer id: {value!r}")
-    return str(int(text))
+    """``obj[key]``, an integer or a string of ASCII digits (``source_json.plain_int``), as the
+    integer's digits."""
+    return str(plain_int(path, f"{where}.{key}", field(path, obj, key, (int, str), where=where)))
 
 
-def _reward(path: Path, run: Any, where: str) -> float:
+def _reward(path: Path, run: Any, where: str, failed: bool | None = None) -> float:
+    """The run's tau-bench reward: 0 or 1 (retail's reward is binary), 0 when ``failed`` is True
+    (an annotated failure), 1 when it is False (a safe run)."""
     reward = field(path, run, "reward", (int, float), where=where)
-    if not 0 <= reward <= 1:
-        raise DataFormatError(path, f"{where}.reward", f"{reward} is outside 0..1")
+    if reward not in (0, 1):
+        raise DataFormatError(path, f"{where}.reward", f"{reward} is not 0 or 1 (tau-bench retail's reward is binary)")
+    if failed is not None and reward != (0 if failed else 1):
+        run_kind = "a run annotated as failed needs reward 0" if failed else "a safe run needs reward 1"
+        raise DataFormatError(path, f"{where}.reward", f"{reward}: {run_kind}")
     return float(reward)
 
 
+def _trial(path: Path, run: Any, where: str) -> int | None:
+    value = field(path, run, "trial", int, where=where, required=False)
+    return None if value is None else plain_int(path, f"{where}.trial", value)
+
+
+def _run_ids(path: Path, runs: list) -> list[str]:
+    """Each run's id suffix: ``<task_id>``, or ``<task_id>_trial<trial>`` when the file holds more
+    than one run of the task; a task run twice with one trial (or without one) is refused."""
+    keys = [(_id(path, run, "task_id", f"[{i}]"), _trial(path, run, f"[{i}]")) for i, run in enumerate(runs)]
+    tasks = Counter(task_id for task_id, _ in keys)
+    first: dict[tuple[str, int | None], int] = {}
+    for i, (task_id, trial) in enumerate(keys):
+        if tasks[task_id] > 1 and trial is None:
+            raise DataFormatError(path, f"[{i}].trial", f"missing: task_id {task_id} is run {tasks[task_id]} times")
+        if (task_id, trial) in first:
+            raise DataFormatError(path, f"[{i}].trial", f"task_id {task_id} trial {trial} appears twice (also at "
+                                  f"[{first[task_id, trial]}])")
+        first[task_id, trial] = i
+    return [task_id if tasks[task_id] == 1 else f"{task_id}_trial{trial}" for task_id, trial in keys]
+
+
 def _runs_by_id(path: Path) -> dict[str, tuple[str, dict]]:
+    """The failed runs by task_id: the ground truth names a run by its task_id alone."""
     runs: dict[str, tuple[str, dict]] = {}
     for i, run in enumerate(_list(path)):
         task_id = _id(path, run, "task_id", f"[{i}]")
         if task_id in runs:
-            raise DataFormatError(path, f"[{i}].task_id", f"{task_id} appears twice (also at {runs[task_id][0]})")
+            raise DataFormatError(path, f"[{i}].task_id", f"{task_id} appears twice (also at {runs[task_id][0]}): "
+                                  "the ground truth names a failed run by its task_id alone")
         runs[task_id] = (f"[{i}]", run)
     return runs
 
 
-def _tau_trajectory(path: Path, where: str, run: dict, truth: tuple[Path, str, dict] | None) -> Trajectory:
+def _tau_trajectory(path: Path, where: str, run: dict, truth: tuple[Path, str, dict] | None,
+                    trajectory_id: str) -> Trajectory:
     """One tau-bench run (``truth``: its ground-truth file, JSON path and entry; None when safe)."""
     task_id = _id(path, run, "task_id", where)
     messages = field(path, run, "traj", list, where=where)
@@ -192,10 +221,8 @@ def _tau_trajectory(path: Path, where: str, run: dict, truth: tuple[Path, str, d
                  "instruction", str, where=f"{where}.info.task")
     label = _label(*truth, steps, _TAU_SYSTEM) if truth else None
     meta = {"subset": "tau_retail" if truth else "tau_retail_safe", "task_id": int(task_id),
-            "trial": field(path, run, "trial", int, where=where, required=False),
-            "reward": _reward(path, run, where)}
-    return _trajectory(f"tau_{task_id}" if truth else f"tau_safe_{task_id}", "agentrx/tau_retail", task, _TAU_SYSTEM,
-                       steps, label, meta, path)
+            "trial": _trial(path, run, where), "reward": _reward(path, run, where, failed=truth is not None)}
+    return _trajectory(trajectory_id, "agentrx/tau_retail", task, _TAU_SYSTEM, steps, label, meta, path)
 
 
 def _tau_step(path: Path, where: str, index: int, message: Any) -> Step:

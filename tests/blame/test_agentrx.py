@@ -181,7 +181,7 @@ HOSTILE = [
     ("tau_retail", TAU_FAILED, [0, "traj", 3, "name"], _DELETE, "[0].traj[3].name", "missing"),
     ("tau_retail", TAU_FAILED, [0, "info", "task", "instruction"], None, "[0].info.task.instruction", "expected str"),
     ("tau_retail_safe", TAU_FULL, [0, "reward"], "1.0", "[0].reward", "expected int or float"),
-    ("tau_retail_safe", TAU_FULL, [0, "reward"], 7, "[0].reward", "outside 0..1"),
+    ("tau_retail_safe", TAU_FULL, [0, "reward"], 7, "[0].reward", "is not 0 or 1"),
     ("tau_retail_safe", TAU_FULL, [0, "task_id"], "x1", "[0].task_id", "integer"),
     ("magentic_one", M1_TRUTH, [0, "trajectory_id"], "../../etc", "[0].trajectory_id", "no session file"),
     ("magentic_one", M1_TRUTH, [0, "trajectory_id"], 56, "[0].trajectory_id", "expected str"),
@@ -213,7 +213,7 @@ def test_a_trajectory_annotated_twice_is_refused(copy: Path, name: str) -> None:
 def test_numeric_strings_are_ids_and_a_speaker_mismatch_is_kept_and_flagged(copy: Path) -> None:
     """Ids as numeric strings load like integers; a failure blamed on an agent that does not speak
     at its step stays at that step, flagged, and the root cause's flag is ``label_consistent``."""
-    _edit(copy, TAU_TRUTH, _set([0, "failures", 1, "step_number"], " 7"))
+    _edit(copy, TAU_TRUTH, _set([0, "failures", 1, "step_number"], "7"))
     _edit(copy, TAU_TRUTH, _set([0, "root_cause", "failure_id"], "2"))
     _edit(copy, TAU_TRUTH, _set([0, "trajectory_id"], "2"))
     [task_2] = load_agentrx(copy, "tau_retail")
