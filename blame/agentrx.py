@@ -26,7 +26,11 @@ components: ``assistant`` (agent), ``user`` (tau-bench's LLM user simulator, an 
 instruction, the goal the run is checked against, is the trajectory's ``task``) and ``retail_tools`` (software: every tool result; the
 assistant's tool-call turns are ``tool_call`` steps listing the tools called). Magentic-One
 sessions follow :func:`blame.who_and_when.magentic_one_log`. Ids: ``tau_<task_id>``,
-``tau_safe_<task_id>``, ``m1_<trajectory_id>``; ids given as numeric strings are accepted.
+``tau_safe_<task_id>`` (``..._trial<trial>`` when the full file runs the task more than once: no task
+of the pinned revision is; runs no trial tells apart are refused), ``m1_<trajectory_id>``. Ids, step
+numbers, failure ids and trials are JSON integers or strings of ASCII digits, nothing else
+(``blame.source_json.plain_int``). Rewards are 0 or 1 (tau-bench retail's reward is binary); a run
+annotated as failed needs 0 (all 29 of the pinned revision have it).
 
 Labels. The root cause is the label (``faulty=[agent]``, ``agent``, ``step``, ``reason`` =
 ``reason_for_root_cause``, ``fault_names=[category]``); every listed failure, the root cause
