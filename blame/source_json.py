@@ -16,25 +16,42 @@ _SIGNED_DIGITS = re.compile("-?[0-9]{1,18}")
 
 
 def read_json(path: Path) -> Any:
-    """The decoded JSON of ``path``; unreadable or invalid JSON (also NaN/Infinity, integers beyond
-    Python's digit limit, nesting beyond its recursion limit, lone surrogates) names the file
-    (field ``<json>``, or the string's path)."""
+    """The decoded JSON of ``path`` (:func:`parse_json`); an unreadable file (or not UTF-8) is a
+    DataFormatError on field ``<file>``."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise DataFormatError(path, "<file>", f"cannot be read: {error}") from error
+    return parse_json(path, text)
+
+
+def parse_json(path: Path, text: str, where: str = "<json>") -> Any:
+    """The decoded JSON ``text`` (of ``path``, at field ``where``); invalid JSON (also a BOM,
+    NaN/Infinity, a key repeated in one object, integers beyond Python's digit limit, nesting
+    beyond its recursion limit, lone surrogates) is a DataFormatError naming the file and
+    ``where`` (or the string's path)."""
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_no_repeated_key)
     except RecursionError:
-        raise DataFormatError(path, "<json>", "nested too deeply to read") from None
-    except ValueError as error:  # invalid JSON, NaN/Infinity, an integer beyond Python's digit limit
-        raise DataFormatError(path, "<json>", f"not valid JSON: {error}") from error
+        raise DataFormatError(path, where, "nested too deeply to read") from None
+    except ValueError as error:  # invalid JSON, NaN/Infinity, a repeated key, an integer beyond the digit limit
+        raise DataFormatError(path, where, f"not valid JSON: {error}") from error
     if _SURROGATE_ESCAPE.search(text):  # a lone surrogate can only come from a \ud800-\udfff escape
-        _check_unicode(path, data)
+        _check_unicode(path, data, where)
     return data
 
 
-def _check_unicode(path: Path, data: Any) -> None:
+def _no_repeated_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's pairs as a dict; a key given twice (``json`` would keep the last silently) is refused."""
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        keys = [key for key, _ in pairs]
+        repeated = next(key for i, key in enumerate(keys) if key in keys[:i])
+        raise ValueError(f"key {repeated[:80]!r} appears twice in one object")
+    return data
+
+
+def _check_unicode(path: Path, data: Any, root: str) -> None:
     """Refuse a string holding a lone surrogate (a ``\\ud800`` escape: not encodable as UTF-8)."""
     pending: list[tuple[str, Any]] = [("", data)]
     while pending:
@@ -42,11 +59,11 @@ def _check_unicode(path: Path, data: Any) -> None:
         if isinstance(value, dict):
             for key, item in value.items():
                 pending.append((f"{where}.{key}" if where else key, item))
-                pending.append((where or "<json>", key))
+                pending.append((where or root, key))
         elif isinstance(value, list):
             pending.extend((f"{where}[{i}]", item) for i, item in enumerate(value))
         elif isinstance(value, str) and _SURROGATE.search(value):
-            raise DataFormatError(path, where or "<json>", "invalid Unicode: a lone surrogate escape")
+            raise DataFormatError(path, where or root, "invalid Unicode: a lone surrogate escape")
 
 
 def _no_constant(name: str) -> Any:

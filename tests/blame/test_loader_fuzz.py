@@ -177,6 +177,9 @@ def _ww(tmp_path: Path, **changes: Any) -> Path:
         ('{"mistake_step": NaN}', "<json>", "NaN is not a JSON number"),
         ('{"mistake_step": Infinity}', "<json>", "Infinity is not a JSON number"),
         ('{"question": "\\ud800"}', "question", "lone surrogate"),
+        ('{"mistake_step": "1", "mistake_step": "0"}', "<json>", "key 'mistake_step' appears twice in one object"),
+        ('{"history": [{"role": "human", "role": "WebSurfer"}]}', "<json>", "key 'role' appears twice"),
+        ("\ufeff{}", "<json>", "not valid JSON: Unexpected UTF-8 BOM"),
     ],
 )
 def test_extreme_json_is_refused_naming_the_file(raw: str, field: str, problem: str, tmp_path: Path) -> None:
