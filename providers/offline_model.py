@@ -25,6 +25,13 @@ Policies (the model name after ``offline/``):
     replies, decided deterministically by a further draw from the same seeded RNG, is malformed:
     non-JSON text, an empty string, or JSON with an out-of-range value / an unknown enum value.
     When the schema offers nothing that can be pushed out of range, non-JSON text is used.
+``reasoning``
+    Replies exactly as ``random`` does, and also reports reasoning tokens, like a reasoning model
+    (:func:`reasoning_tokens`): ``ceil(input_tokens * f)`` with ``f`` in [0.1, 0.5) drawn from
+    ``sha256(digest of the request + "reasoning")``, so a pure function of the same inputs as the
+    reply, at least 1, growing with the prompt (longer logs "demand" more reasoning) and varying
+    between calls. Gives case complexity, its quartiles and the regressions on them something to
+    measure offline (``blame sweep poirot-complexity --model offline/reasoning``).
 
 Replies:
 
@@ -49,8 +56,10 @@ Model args (``-M key=value``):
     "model_length"`` - what Inspect's vllm provider returns on a context overflow.
 
 Usage is always reported (``input_tokens = ceil(chars of all input messages / 4)``,
-``output_tokens = ceil(len(reply) / 4)``, ``reasoning_tokens = 0``) and ``count_text_tokens``
-uses the same estimate, so Inspect never tries to download a tokenizer.
+``output_tokens = ceil(len(reply) / 4) + reasoning_tokens``, as OpenAI-style providers count
+reasoning within the output; ``reasoning_tokens = 0`` except under ``reasoning``, and 0 on a
+context overflow) and ``count_text_tokens`` uses the same estimate, so Inspect never tries to
+download a tokenizer.
 
 Concurrency: ``max_connections()`` is 32, but Inspect 0.3.285 uses *adaptive* connections by
 default (start 20, up to 100) and then ignores it; pass ``--max-connections N`` (or
@@ -58,6 +67,7 @@ default (start 20, up to 100) and then ignores it; pass ``--max-connections N`` 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -93,9 +103,10 @@ __all__ = [
     "POLICIES",
     "OfflineModel",
     "estimate_tokens",
+    "reasoning_tokens",
 ]
 
-POLICIES: tuple[str, ...] = ("first", "random", "invalid", "mixed")
+POLICIES: tuple[str, ...] = ("first", "random", "invalid", "mixed", "reasoning")
 """Valid policy names (the part of the model name after ``offline/``)."""
 
 MODEL_ARGS: tuple[str, ...] = ("seed", "latency", "context_window")
@@ -112,6 +123,20 @@ _GARBAGE = ["I think the answer is", "(offline garbage)", "{agent: ??? step: <un
 def estimate_tokens(text: str) -> int:
     """The provider's token estimate: ``ceil(len(text) / 4)``."""
     return math.ceil(len(text) / 4)
+
+
+REASONING_SHARE = (0.1, 0.5)
+"""Range of the ``reasoning`` policy's reasoning tokens per input token."""
+
+
+def reasoning_tokens(digest: bytes, input_tokens: int) -> int:
+    """The ``reasoning`` policy's reasoning tokens for a request with this ``digest`` and input size:
+    ``max(1, ceil(input_tokens * f))``, ``f`` uniform in :data:`REASONING_SHARE` drawn from
+    ``sha256(digest + b"reasoning")`` (so the reply's own draws are untouched)."""
+    draw = hashlib.sha256(digest + b"reasoning").digest()
+    low, high = REASONING_SHARE
+    share = low + (high - low) * int.from_bytes(draw[:8], "big") / 2**64
+    return max(1, math.ceil(input_tokens * share))
 
 
 def _garbage(rng: random.Random) -> str:
@@ -191,11 +216,17 @@ class OfflineModel(ModelAPI):
 
     # -- generation --------------------------------------------------------------------------
 
-    def reply(self, input: Sequence[ChatMessage], config: GenerateConfig) -> str:
-        """The reply text for a request (pure function of policy, seeds, messages and schema)."""
+    def digest(self, input: Sequence[ChatMessage], config: GenerateConfig) -> bytes:
+        """The request's digest: ``seeded_digest`` of the seed, the prompt text, the schema name
+        and the call's seed; every draw of a reply (and its reasoning tokens) starts from it."""
         prompt = "\n".join(f"{m.role}: {m.text}" for m in input)
         rs = config.response_schema
-        digest = seeded_digest(self.seed, prompt, rs.name if rs is not None else None, config.seed)
+        return seeded_digest(self.seed, prompt, rs.name if rs is not None else None, config.seed)
+
+    def reply(self, input: Sequence[ChatMessage], config: GenerateConfig) -> str:
+        """The reply text for a request (pure function of policy, seeds, messages and schema)."""
+        rs = config.response_schema
+        digest = self.digest(input, config)
         rng = random.Random(int.from_bytes(digest[:16], "big"))
 
         if self.policy == "invalid":
@@ -243,14 +274,17 @@ class OfflineModel(ModelAPI):
             "response_schema": schema_name,
         }
 
+        reasoning = 0
         if self.context_window is not None and input_tokens > self.context_window:
             answer = ""
             stop_reason = "model_length"
         else:
             answer = self.reply(input, config)
             stop_reason = "stop"
+            if self.policy == "reasoning":
+                reasoning = reasoning_tokens(self.digest(input, config), input_tokens)
 
-        output_tokens = estimate_tokens(answer)
+        output_tokens = estimate_tokens(answer) + reasoning
         output = ModelOutput(
             model=self.model_name,
             choices=[
@@ -265,10 +299,10 @@ class OfflineModel(ModelAPI):
                 input_tokens=input_tokens,
                 output_tokens=output_tokens,
                 total_tokens=input_tokens + output_tokens,
-                reasoning_tokens=0,
+                reasoning_tokens=reasoning,
             ),
         )
-        call = ModelCall.create(request, {"content": answer, "stop_reason": stop_reason})
+        call = ModelCall.create(request, {"content": answer, "stop_reason": stop_reason, "reasoning_tokens": reasoning})
         return output, call
 
 
