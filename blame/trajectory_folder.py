@@ -24,7 +24,12 @@ and the field.
 
 from __future__ import annotations
 
+import errno
 import json
+import math
+import shutil
+import uuid
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -33,7 +38,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from blame.errors import DataFormatError, DatasetNotFoundError
-from blame.schema import LabelProvenance, Trajectory, label_source
+from blame.schema import LABEL_ONLY_KEY, LabelProvenance, Scalar, Trajectory, label_source
+from blame.source_json import parse_json
 
 DATA_GLOB = "data/*.parquet"
 ABSTAINED_GLOB = "abstained/*.parquet"
@@ -65,15 +71,49 @@ def write_trajectories(
 ) -> Path:
     """Write ``trajectories`` (and ``unlabelled`` runs) as a folder in the format above, with a
     dataset card titled ``title`` whose text starts with ``description`` (Markdown). ``out_dir``
-    must not exist or be empty. Returns the folder."""
+    must not exist or be empty. Returns the folder.
+
+    Atomic: the folder is written as a hidden sibling (``.<name>.partial-*``) and renamed onto
+    ``out_dir`` only when complete, so ``out_dir`` is either left as it was or holds a whole folder.
+    When another writer got there first (two exports into one ``--out``), the rename fails and
+    this raises ``FileExistsError`` (one line), leaving the other writer's folder whole."""
     out = Path(out_dir)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise FileExistsError(f"{out}: not an empty folder; give a new one")
+    _refuse_occupied(out)
+    checks = [(t, _sample_problem) for t in trajectories] + [(run.trajectory, record_problem) for run in unlabelled]
+    for trajectory, check in checks:
+        problem = check(trajectory)
+        if problem:
+            raise ValueError(f"trajectory {trajectory.id!r}: field {problem[0]!r}: {problem[1]}")
     ids = [t.id for t in trajectories] + [run.trajectory.id for run in unlabelled]
-    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    counts = Counter(ids)
+    repeated = sorted(i for i, n in counts.items() if n > 1)
     if repeated:
         raise ValueError(f"repeated trajectory ids: {repeated[:5]}")
-    (out / "data").mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.parent / f".{out.name}.partial-{uuid.uuid4().hex[:12]}"
+    partial.mkdir()
+    try:
+        _write_folder(partial, trajectories, title, description, license, unlabelled)
+        _refuse_occupied(out)
+        try:
+            partial.rename(out)  # POSIX: atomic, and replaces only a missing or empty folder
+        except OSError as error:
+            if error.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
+                raise
+            raise FileExistsError(f"{out}: not an empty folder (another writer filled it first); give a new one") from error
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return out
+
+
+def _refuse_occupied(out: Path) -> None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FileExistsError(f"{out}: not an empty folder; give a new one")
+
+
+def _write_folder(out: Path, trajectories: Sequence[Trajectory], title: str, description: str, license: str,
+                  unlabelled: Sequence[UnlabelledRun]) -> None:
+    (out / "data").mkdir()
     _write_parquet(out / "data" / SHARD, {
         "id": [t.id for t in trajectories],
         "source": [t.source for t in trajectories],
@@ -94,7 +134,6 @@ def write_trajectories(
             "trajectory": [run.trajectory.model_dump_json() for run in unlabelled],
         })
     (out / "README.md").write_text(_card(trajectories, unlabelled, title, description, license), encoding="utf-8")
-    return out
 
 
 def _write_parquet(path: Path, columns: dict[str, list]) -> None:
@@ -155,11 +194,17 @@ def load_trajectory_folder(data_dir: str | Path) -> list[Trajectory]:
     if not folder.is_dir() or not files:
         raise DatasetNotFoundError(f"{folder}: not a trajectory folder (no {DATA_GLOB}); write one with "
                                    "`blame data export` or `blame label`")
+    for path in files:
+        if not path.is_file():
+            raise DataFormatError(path, "<file>", "not a parquet file (a folder or other non-file)")
     trajectories: list[Trajectory] = []
     seen: dict[str, Path] = {}
     for path in files:
         for row, values in enumerate(_rows(path, COLUMNS)):
             trajectory = _record(path, row, values, "trajectory", Trajectory)
+            problem = _sample_problem(trajectory)
+            if problem:
+                raise DataFormatError(path, f"trajectory.{problem[0]} (row {row})", problem[1])
             _check_copies(path, row, values, trajectory)
             if trajectory.id in seen:
                 raise DataFormatError(path, "id", f"row {row}: id {trajectory.id!r} repeats a row of {seen[trajectory.id]}")
@@ -172,8 +217,13 @@ def load_unlabelled_runs(data_dir: str | Path) -> list[UnlabelledRun]:
     """The runs of config ``abstained`` (none when the folder has no such file), validated."""
     runs = []
     for path in sorted(Path(data_dir).glob(ABSTAINED_GLOB)):
+        if not path.is_file():
+            raise DataFormatError(path, "<file>", "not a parquet file (a folder or other non-file)")
         for row, values in enumerate(_rows(path, ABSTAINED_COLUMNS)):
             trajectory = _record(path, row, values, "trajectory", Trajectory)
+            problem = record_problem(trajectory)
+            if problem:
+                raise DataFormatError(path, f"trajectory.{problem[0]} (row {row})", problem[1])
             provenance = _record(path, row, values, "provenance", LabelProvenance)
             try:
                 runs.append(UnlabelledRun(trajectory=trajectory, status=values["status"], reason=values["reason"] or "",
@@ -209,9 +259,11 @@ def _record(path: Path, row: int, values: dict[str, Any], column: str, model: ty
     if text is None:
         raise DataFormatError(path, column, f"row {row}: empty (null)")
     try:
-        return model.model_validate_json(text)
+        record = model.model_validate_json(text)
     except ValidationError as error:
         raise DataFormatError(path, f"{column}{_where(row, error)}", _problem(error)) from error
+    parse_json(path, text, f"{column} (row {row})")  # what pydantic lets through: NaN/Infinity, a repeated key
+    return record
 
 
 def _where(row: int, error: ValidationError) -> str:
@@ -224,6 +276,64 @@ def _problem(error: ValidationError) -> str:
     first = error.errors()[0]
     more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
     return f"{first['msg']}{more}"
+
+
+def record_covariates(trajectory: Trajectory) -> dict[str, Scalar]:
+    """The covariates computed from a record (``tasks._common`` adds ``fault_group``): its
+    ``meta`` may repeat them with the same value and type, never contradict them."""
+    label = trajectory.label
+    return {
+        "source": trajectory.source,
+        "n_agents": len(trajectory.system.agents),
+        "n_components": len(trajectory.system.components),
+        "n_steps": len(trajectory.steps),
+        "n_errors": len(label.faulty) if label else 0,
+        "label_source": label_source(label),
+    }
+
+
+def meta_contradiction(trajectory: Trajectory, computed: dict[str, Scalar]) -> tuple[str, str] | None:
+    """(``meta.<key>``, the problem) for the first key of ``computed`` that the record's ``meta``
+    gives another value or type; None when there is none."""
+    for key, value in computed.items():
+        if key in trajectory.meta:
+            given = trajectory.meta[key]
+            if type(given) is not type(value) or given != value:
+                return f"meta.{key}", (f"{json.dumps(given)} contradicts the value computed from the record, "
+                                       f"{json.dumps(value)} (a record's meta never overrides a computed covariate)")
+    return None
+
+
+def record_problem(trajectory: Trajectory) -> tuple[str, str] | None:
+    """(field, problem) for a record the dataset loaders would never make, else None: a blank id,
+    no steps, a step label without its step and agent (or ``faulty`` other than ``[agent]``), a
+    ``meta`` holding NaN or an infinity, or a
+    ``meta[LABEL_ONLY_KEY]`` (the component hidden from models) that is not a component or that
+    speaks in the log."""
+    label = trajectory.label
+    if not trajectory.id.strip():
+        return "id", f"{json.dumps(trajectory.id)}: an id needs a non-blank character"
+    if not trajectory.steps:
+        return "steps", "empty log: no steps"
+    if label is not None and trajectory.label_kind == "step":
+        if label.step is None or label.agent is None:
+            return "label", "a step label needs both step and agent (they are null)"
+        if label.faulty != [label.agent]:
+            return "label.faulty", f"{json.dumps(label.faulty)}: a step label's faulty is [agent] ({json.dumps([label.agent])})"
+    for key, value in trajectory.meta.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"meta.{key}", f"{value} is not a finite number"
+    hidden = trajectory.meta.get(LABEL_ONLY_KEY)
+    if hidden is not None and (hidden not in trajectory.system.ids or any(s.agent == hidden for s in trajectory.steps)):
+        return f"meta.{LABEL_ONLY_KEY}", (f"{json.dumps(hidden)}: the component hidden from models must be one "
+                                          "that never speaks in the log")
+    return None
+
+
+def _sample_problem(trajectory: Trajectory) -> tuple[str, str] | None:
+    """:func:`record_problem`, or a meta contradicting :func:`record_covariates` (config
+    ``default``: the records that become samples)."""
+    return record_problem(trajectory) or meta_contradiction(trajectory, record_covariates(trajectory))
 
 
 def _check_copies(path: Path, row: int, values: dict[str, Any], trajectory: Trajectory) -> None:
