@@ -49,8 +49,11 @@ Meta: ``conv_id``, ``domain``, ``macro_domain`` (Math / Coding / Agentic), ``sub
 (1 or 0), ``label_consistent`` (the speaker at ``mistake_step`` is ``mistake_agent``; None on safe
 rows). A missing file or column, a row without turns, a safe row with a decisive step, an unsafe
 row without one, a step outside the turns (or not an integer: booleans, NaN, infinities, fractions
-and strings other than plain ASCII digits, e.g. ``"1_0"`` or ``"+1"``, are not steps), or
-``num_turns`` disagreeing with the turns raises
+and strings other than plain ASCII digits, e.g. ``"1_0"`` or ``"+1"``, are not steps),
+``num_turns`` disagreeing with the turns, a role, ``mistake_agent`` or ``domain`` that is not a
+string (``conv_id``: a string or an integer), a ``conv_id`` repeated among the rows loaded, JSON
+cells with NaN or a repeated key (``blame.source_json.parse_json``), or a ``splits_test.json``
+that is not ``{"test_safe": [conv_id...], "test_unsafe": [...]}`` raises
 :class:`DataFormatError` (file, ``row <i>`` and field) or :class:`DatasetNotFoundError`.
 """
 
@@ -78,7 +81,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
-from blame.source_json import plain_int
+from blame.source_json import field, parse_json, plain_int, read_json
 
 AFTRAJ_REPOSITORY = "https://huggingface.co/datasets/ZBox008003/AFTraj"
 SUBSETS = ("safe", "unsafe")
@@ -127,13 +130,18 @@ def load_aftraj(
     per_subset = []
     for name in chosen:
         rows = _read_rows(folder / FILES[name])
-        keep = []
+        keep, first = [], {}
         for i, row in enumerate(rows):
             if domains is not None and row.get("domain") not in domains:
                 continue
             if test_ids is not None and str(row.get("conv_id")) not in test_ids[name]:
                 continue
-            keep.append(row_to_trajectory(row, name, folder / FILES[name], i))
+            trajectory = row_to_trajectory(row, name, folder / FILES[name], i)
+            if trajectory.id in first:
+                raise DataFormatError(folder / FILES[name], f"row {i}.conv_id", f"{trajectory.meta['conv_id']!r} "
+                                      f"repeats row {first[trajectory.id]}")
+            first[trajectory.id] = i
+            keep.append(trajectory)
         per_subset.append(keep)
     if len(per_subset) == 1:
         return per_subset[0]
@@ -146,11 +154,15 @@ def _test_ids(folder: Path) -> dict[str, set[str]]:
     path = folder / TEST_SPLIT_FILE
     if not path.is_file():
         raise _missing_data(folder, f"paper_test_split=true needs {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return {name: {str(i) for i in data[f"test_{name}"]} for name in SUBSETS}
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise DataFormatError(path, "test_safe/test_unsafe", f"unreadable: {error}") from error
+    data = read_json(path)
+    ids: dict[str, set[str]] = {}
+    for name in SUBSETS:
+        listed = field(path, data, f"test_{name}", list)
+        for i, item in enumerate(listed):
+            if not isinstance(item, (str, int)) or isinstance(item, bool):
+                raise DataFormatError(path, f"test_{name}[{i}]", f"expected a conv_id (str or int), got {type(item).__name__}")
+        ids[name] = {str(item) for item in listed}
+    return ids
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
@@ -175,10 +187,7 @@ def _as_list(path: Path, where: str, value: Any) -> list[Any]:
     if _is_null(value):
         return []
     if isinstance(value, str):
-        try:
-            value = json.loads(value) if value.strip() else []
-        except (ValueError, RecursionError) as error:
-            raise DataFormatError(path, where, f"not valid JSON: {error}") from error
+        value = parse_json(path, value, where) if value.strip() else []
     if hasattr(value, "tolist") and not isinstance(value, dict):
         value = value.tolist()
     if not isinstance(value, list):
@@ -188,6 +197,18 @@ def _as_list(path: Path, where: str, value: Any) -> list[Any]:
 
 def _text(value: Any) -> str:
     return "" if _is_null(value) else str(value)
+
+
+def _name(path: Path, where: str, value: Any, numbers_too: bool = False) -> str:
+    """A name cell (a role, agent, domain or conv_id): a string, or null (""); an integer too
+    when ``numbers_too``. Anything else (a number, a list, a mapping) is a DataFormatError."""
+    if _is_null(value):
+        return ""
+    if isinstance(value, str):
+        return value
+    if numbers_too and isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return str(int(value))
+    raise DataFormatError(path, where, f"expected a string{' or an integer' if numbers_too else ''}, got {type(value).__name__}")
 
 
 def _int_or_none(path: Path, where: str, value: Any, signed: bool = False) -> int | None:
@@ -228,13 +249,10 @@ def _kind(role: str) -> ComponentKind:
 
 def _turn_to_step(path: Path, where: str, index: int, turn: Any) -> Step:
     if isinstance(turn, str):
-        try:
-            turn = json.loads(turn)
-        except (ValueError, RecursionError) as error:
-            raise DataFormatError(path, where, f"not valid JSON: {error}") from error
+        turn = parse_json(path, turn, where)
     if not isinstance(turn, dict):
         raise DataFormatError(path, where, f"expected a turn object, got {type(turn).__name__}")
-    role = _text(turn.get("role")).strip()
+    role = _name(path, f"{where}.role", turn.get("role")).strip()
     if not role:
         raise DataFormatError(path, f"{where}.role", "missing or empty")
     action, tools = _tool_names(turn.get("action"))
@@ -270,8 +288,9 @@ def row_to_trajectory(row: dict[str, Any], subset: str, path: Path, row_index: i
     if subset not in SUBSETS:
         raise ValueError(f"unknown AFTraj subset {subset!r}")
     where = f"row {row_index}"
-    conv_id, domain = _text(row.get("conv_id")), _text(row.get("domain"))
-    if not conv_id:
+    conv_id = _name(path, f"{where}.conv_id", row.get("conv_id"), numbers_too=True)
+    domain = _name(path, f"{where}.domain", row.get("domain"))
+    if not conv_id.strip():
         raise DataFormatError(path, f"{where}.conv_id", "missing or empty")
     turns = _as_list(path, f"{where}.turns", row.get("turns"))
     steps = [_turn_to_step(path, f"{where}.turns[{i}]", i, turn) for i, turn in enumerate(turns)]
@@ -283,7 +302,7 @@ def row_to_trajectory(row: dict[str, Any], subset: str, path: Path, row_index: i
     tools = [str(t["name"]) for t in _as_list(path, f"{where}.tools", row.get("tools")) if isinstance(t, dict) and t.get("name")]
 
     step = _int_or_none(path, f"{where}.mistake_step", row.get("mistake_step"), signed=True)
-    raw_agent = _text(row.get("mistake_agent")).strip()
+    raw_agent = _name(path, f"{where}.mistake_agent", row.get("mistake_agent")).strip()
     roles = list(dict.fromkeys(s.agent for s in steps if s.agent != SYSTEM_SPEAKER))
     label, label_only = None, None
     if subset == "unsafe":

@@ -16,7 +16,9 @@ Task arguments: ``data_dir`` (relative to the folder the command runs in, as abo
 ``$AFTRAJ_DIR`` or the user cache, filled by ``blame data fetch aftraj --revision <commit>``), ``subset`` (all | safe | unsafe), ``domains`` (e.g.
 ``math`` or ``math,coding``), ``paper_test_split`` (the paper's 332-trajectory test split),
 ``with_reference_answer`` (show the gold answer to the model; off by default), ``solver`` (a
-registered solver name, default ``online_auditor``; ``--solver`` also works). Scored by
+registered solver name, default ``online_auditor``; ``--solver`` also works). A selection that
+leaves no row is one line naming the argument that emptied it (``domains``, with the domains the
+data holds, or ``paper_test_split``), before any model call. Scored by
 ``scorers.auditing`` (Exact-F1, ASS, FAR, Step-Acc, Agent-Acc, prefix-level false alarms).
 """
 
@@ -27,8 +29,8 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.log import HeadlineMetric
 
-from blame.aftraj import SUBSETS, load_aftraj
-from blame.arguments import as_bool, as_choice, as_optional_str
+from blame.aftraj import SUBSETS, TEST_SPLIT_FILE, load_aftraj
+from blame.arguments import ArgumentError, as_bool, as_choice, as_optional_str, invalid_argument
 from scorers.auditing import auditing
 from tasks._common import build_task, load_data, refuse_unknown_task_args
 
@@ -37,8 +39,23 @@ def _domains(domains: str | list[str] | None) -> list[str] | None:
     """``-T domains=math`` gives a string, ``-T domains=math,coding`` a list."""
     if domains is None:
         return None
-    items = domains.split(",") if isinstance(domains, str) else list(domains)
-    return [str(d).strip() for d in items if str(d).strip()]
+    names = domains.split(",") if isinstance(domains, str) else domains
+    chosen = [d.strip() for d in names if d.strip()] if isinstance(names, list) and all(isinstance(d, str) for d in names) else []
+    if not chosen:
+        raise invalid_argument("domains", domains, "one or more domain names joined by commas (e.g. math,coding)")
+    return chosen
+
+
+def _nothing_selected(data_dir: str | None, subset: str, domains: list[str] | None) -> ArgumentError:
+    """The one-line error for a selection without rows: the argument that emptied it and what the data holds."""
+    selected = load_data(load_aftraj, data_dir, subset, domains)
+    if selected:
+        return invalid_argument("paper_test_split", True, f"false: no conv_id of {TEST_SPLIT_FILE} is among the "
+                                f"{len(selected)} rows selected by subset and domains")
+    present = sorted({str(t.meta["domain"]) for t in load_data(load_aftraj, data_dir, subset)}) if domains else []
+    if present:
+        return invalid_argument("domains", ",".join(domains or []), f"domains present in the data: {', '.join(present)}")
+    return invalid_argument("data_dir", data_dir, f"a folder whose AFTraj files hold rows of subset {subset} (none)")
 
 
 @task
@@ -57,7 +74,10 @@ def aftraj(
     paper_test_split = as_bool("paper_test_split", paper_test_split)
     with_reference_answer = as_bool("with_reference_answer", with_reference_answer)
     data_dir = as_optional_str("data_dir", data_dir)
-    trajectories = load_data(load_aftraj, data_dir, subset, _domains(domains), paper_test_split)
+    domains = _domains(domains)
+    trajectories = load_data(load_aftraj, data_dir, subset, domains, paper_test_split)
+    if not trajectories:
+        raise _nothing_selected(data_dir, subset, domains)
     return build_task(
         trajectories,
         scorer=auditing(),

@@ -227,7 +227,7 @@ def test_task_options(data_dir: Path):
     unsafe = aftraj(data_dir=str(data_dir), domains=["math", "coding"], subset="unsafe").dataset
     assert len(unsafe) == 3
     assert {s.metadata[FRAMING_KEY] for s in unsafe} == {UNKNOWN_OUTCOME}, "AFTraj is always of unknown outcome"
-    with pytest.raises(ValueError, match="no trajectories"):
+    with pytest.raises(ValueError, match=r"^Invalid argument domains='gaia': expected domains present in the data: coding, math\.$"):
         aftraj(data_dir=str(data_dir), domains="gaia")
 
 
