@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -22,12 +23,16 @@ from blame.arguments import refuse_unknown
 from blame.errors import DataFormatError, DatasetNotFoundError
 from blame.paths import provenance
 from blame.render import render_log
-from blame.schema import Scalar, Trajectory, label_source
+from blame.schema import Scalar, Trajectory
 from blame.state import FRAMING_KEY, SHOW_REFERENCE_KEY, TRAJECTORY_KEY, task_framing, trajectory_metadata
+from blame.trajectory_folder import meta_contradiction, record_covariates
 from scorers.vector import FAULT_GROUP_KEY, fault_group
 from solvers import solver_by_name
 
 logger = logging.getLogger(__name__)
+
+_TASK_KEYS = frozenset({SHOW_REFERENCE_KEY, FRAMING_KEY, TRAJECTORY_KEY})
+"""Sample metadata keys the task sets: a record's meta may not hold them."""
 
 
 def refuse_unknown_task_args(factory: Callable[..., Task], extra: Mapping[str, Any]) -> None:
@@ -80,21 +85,27 @@ def trajectory_to_sample(
     (``blame.state.task_framing`` of the whole task; of this trajectory alone when ``framing``
     is None).
 
+    The covariates are those computed from the record (``blame.trajectory_folder.record_covariates``
+    and ``fault_group``), ``level`` (None unless the record's meta gives it) and the rest of the
+    record's ``meta``. A meta that contradicts a computed covariate (another value or type) or
+    uses a key the task sets (``framing``, ...) is a one-line ``PrerequisiteError`` naming the
+    record and the key: computed covariates are never overridden.
+
     The full trajectory (label included) travels in metadata, as JSON text
     (``blame.state.trajectory_metadata``), for the scorers; solvers read it only through
     ``blame.state.model_view_from_state``.
     """
-    covariates: dict[str, Scalar] = {
-        "source": trajectory.source,
-        "n_agents": len(trajectory.system.agents),
-        "n_components": len(trajectory.system.components),
-        "n_steps": len(trajectory.steps),
-        "n_errors": len(trajectory.label.faulty) if trajectory.label else 0,
+    computed: dict[str, Scalar] = {
+        **record_covariates(trajectory),
         FAULT_GROUP_KEY: fault_group(trajectory.label.faulty if trajectory.label else []),
-        "level": None,
-        "label_source": label_source(trajectory.label),
     }
-    covariates.update(trajectory.meta)
+    reserved = sorted(set(trajectory.meta) & _TASK_KEYS)
+    clash = (f"meta.{reserved[0]}", "is set by the task, never by a record") if reserved else (
+        meta_contradiction(trajectory, computed))
+    if clash:
+        raise PrerequisiteError(f"DataFormatError: trajectory {trajectory.id!r} ({trajectory.source}): field "
+                                f"'{clash[0]}': {clash[1]}")
+    covariates = {"level": None, **trajectory.meta, **computed}
     return Sample(
         id=trajectory.id,
         input=render_log(trajectory.model_view(with_reference_answer)).text,
@@ -132,7 +143,11 @@ def build_task(
     source, revision and verification (:func:`dataset_provenance`).
     """
     if not trajectories:
-        raise ValueError(f"task {name}: no trajectories selected")
+        raise PrerequisiteError(f"task {name}: no trajectories selected (the arguments leave none)")
+    repeated = sorted(i for i, n in Counter(t.id for t in trajectories).items() if n > 1)
+    if repeated:
+        raise PrerequisiteError(f"task {name}: sample ids must be unique; repeated: {', '.join(repeated[:5])}"
+                                f"{' ...' if len(repeated) > 5 else ''}")
     framing = task_framing(trajectories)
     dataset = MemoryDataset(
         [trajectory_to_sample(t, with_reference_answer, framing) for t in trajectories], name=name
