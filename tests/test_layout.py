@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-LAYERS = ["blame", "providers", "solvers", "scorers", "tasks", "analysis", "blame_bench", "bench"]
+LAYERS = ["blame", "simulators", "providers", "solvers", "scorers", "tasks", "analysis", "blame_bench", "bench"]
 """The suite's Python packages, lowest first."""
 MAX_LINES = 600
 SKIPPED_DIRS = {"tests", "__pycache__", "build", "dist", "logs"}
