@@ -81,7 +81,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
-from blame.source_json import field, parse_json, plain_int, read_json
+from blame.source_json import field, parse_json, plain_int, read_json, validation_problem
 
 AFTRAJ_REPOSITORY = "https://huggingface.co/datasets/ZBox008003/AFTraj"
 SUBSETS = ("safe", "unsafe")
@@ -284,9 +284,17 @@ def _description(role: str, domain: str, tools: list[str]) -> str:
 
 
 def row_to_trajectory(row: dict[str, Any], subset: str, path: Path, row_index: int) -> Trajectory:
-    """One parquet row as a Trajectory (see the module docstring for the rules)."""
+    """One parquet row as a Trajectory (see the module docstring for the rules); a value the data
+    model refuses (e.g. a lone surrogate in a name) is a DataFormatError on ``row <i>.<trajectory>``."""
     if subset not in SUBSETS:
         raise ValueError(f"unknown AFTraj subset {subset!r}")
+    try:
+        return _row_to_trajectory(row, subset, path, row_index)
+    except ValidationError as error:
+        raise DataFormatError(path, f"row {row_index}.<trajectory>", validation_problem(error)) from error
+
+
+def _row_to_trajectory(row: dict[str, Any], subset: str, path: Path, row_index: int) -> Trajectory:
     where = f"row {row_index}"
     conv_id = _name(path, f"{where}.conv_id", row.get("conv_id"), numbers_too=True)
     domain = _name(path, f"{where}.domain", row.get("domain"))
@@ -325,34 +333,31 @@ def row_to_trajectory(row: dict[str, Any], subset: str, path: Path, row_index: i
     components = [Component(id=r, name=r, kind=_kind(r), description=_description(r, domain, tools)) for r in roles]
     speakers = [s.agent for s in steps if s.agent != SYSTEM_SPEAKER]
     pairs = [p for a, b in pairwise(speakers) if a != b for p in ((a, b), (b, a))]
-    try:
-        system = SystemSpec(
-            name=f"AFTraj {domain}",
-            components=components,
-            links=[Link(source=a, target=b) for a, b in dict.fromkeys(pairs)],
-        )
-        return Trajectory(
-            id=f"{subset}_{conv_id}",
-            source=f"aftraj/{domain}",
-            label_kind="step",
-            task=_text(row.get("task")),
-            reference_answer=_text(row.get("gold_answer")) or None,
-            system=system,
-            steps=steps,
-            label=label,
-            outcome_known=False,
-            meta={
-                "conv_id": conv_id,
-                "domain": domain,
-                "macro_domain": MACRO_DOMAIN.get(domain, domain),
-                "subset": subset,
-                "unsafe_source": _text(row.get("unsafe_source")) or None,
-                "n_steps": len(steps),
-                "n_agents": len(system.agents),
-                "n_errors": 1 if label else 0,
-                "label_consistent": (steps[label.step].agent == label.agent) if label and label.step is not None else None,
-                **({LABEL_ONLY_KEY: label_only} if label_only else {}),
-            },
-        )
-    except ValidationError as error:
-        raise DataFormatError(path, f"{where}.<trajectory>", str(error)) from error
+    system = SystemSpec(
+        name=f"AFTraj {domain}",
+        components=components,
+        links=[Link(source=a, target=b) for a, b in dict.fromkeys(pairs)],
+    )
+    return Trajectory(
+        id=f"{subset}_{conv_id}",
+        source=f"aftraj/{domain}",
+        label_kind="step",
+        task=_text(row.get("task")),
+        reference_answer=_text(row.get("gold_answer")) or None,
+        system=system,
+        steps=steps,
+        label=label,
+        outcome_known=False,
+        meta={
+            "conv_id": conv_id,
+            "domain": domain,
+            "macro_domain": MACRO_DOMAIN.get(domain, domain),
+            "subset": subset,
+            "unsafe_source": _text(row.get("unsafe_source")) or None,
+            "n_steps": len(steps),
+            "n_agents": len(system.agents),
+            "n_errors": 1 if label else 0,
+            "label_consistent": (steps[label.step].agent == label.agent) if label and label.step is not None else None,
+            **({LABEL_ONLY_KEY: label_only} if label_only else {}),
+        },
+    )

@@ -66,7 +66,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
-from blame.source_json import field, plain_int, read_json
+from blame.source_json import field, plain_int, read_json, validation_problem
 from blame.who_and_when import magentic_one_log
 
 SUBSETS = ("tau_retail", "tau_retail_safe", "magentic_one")
@@ -341,4 +341,4 @@ def _trajectory(trajectory_id: str, source: str, task: str, system: SystemSpec, 
         return Trajectory(id=trajectory_id, source=source, label_kind="step", task=task, system=system, steps=steps,
                           label=label, meta=meta, outcome_known=label is not None)
     except ValidationError as error:
-        raise DataFormatError(path, "<trajectory>", str(error)) from error
+        raise DataFormatError(path, "<trajectory>", validation_problem(error)) from error

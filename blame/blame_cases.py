@@ -127,7 +127,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
-from blame.source_json import field, read_json
+from blame.source_json import field, read_json, validation_problem
 
 SYSTEMS: dict[str, str] = {"cortex": "cortex", "trading": "trading_agents"}
 """Loader system name -> folder under ``<data_dir>/benchmarks``."""
@@ -493,7 +493,7 @@ def load_blame_case(case_path: Path, agents_dir: Path, system: str) -> Trajector
             },
         )
     except ValidationError as error:
-        raise DataFormatError(case_path, "<trajectory>", str(error)) from error
+        raise DataFormatError(case_path, "<trajectory>", validation_problem(error)) from error
 
 
 def load_blame(data_dir: str | Path | None, system: str) -> list[Trajectory]:

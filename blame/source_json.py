@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from blame.errors import DataFormatError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -89,6 +91,15 @@ def field(
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
         raise DataFormatError(path, name, f"expected {' or '.join(k.__name__ for k in kinds)}, got {type(value).__name__}")
     return value
+
+
+def validation_problem(error: ValidationError) -> str:
+    """A pydantic ``ValidationError`` as one line: the first error's location and message, and
+    how many more there are (``str(error)`` spans several lines)."""
+    first = error.errors()[0]
+    location = ".".join(str(part) for part in first["loc"])
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{location + ': ' if location else ''}{first['msg']}{more}"
 
 
 def plain_int(path: Path, where: str, value: Any, signed: bool = False) -> int:

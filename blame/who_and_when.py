@@ -58,7 +58,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
-from blame.source_json import field, plain_int, read_json
+from blame.source_json import field, plain_int, read_json, validation_problem
 
 SUBSETS = {"algorithm_generated": "Algorithm-Generated", "hand_crafted": "Hand-Crafted"}
 
@@ -157,7 +157,7 @@ def load_who_and_when_file(path: Path, subset: str) -> Trajectory:
             meta=_meta(path, data, subset, system, steps, label),
         )
     except ValidationError as error:
-        raise DataFormatError(path, "<trajectory>", str(error)) from error
+        raise DataFormatError(path, "<trajectory>", validation_problem(error)) from error
 
 
 def _file_order(path: Path) -> tuple[int, str]:

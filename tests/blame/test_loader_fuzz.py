@@ -5,7 +5,8 @@ Fuzz (hypothesis, derandomised, fixed example counts): one node of a real Who&Wh
 or one cell of an AFTraj row, is replaced by an extreme value (wrong type, deep nesting, huge
 number, blank or padded string, empty container) or deleted, or the file's bytes are damaged.
 The loader must either return a valid trajectory or raise ``DataFormatError``; nothing else.
-The extremes named in issue 12 are pinned one by one below.
+The extremes named in issue 12 are pinned one by one below. Issue 28 adds NaN/Infinity, huge and
+negative integers, non-ASCII digits, a BOM inside a string, and the records of a trajectory folder.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 from blame.aftraj import row_to_trajectory
 from blame.blame_cases import load_blame_case
 from blame.errors import DataFormatError
+from blame.trajectory_folder import SHARD, load_trajectory_folder, write_trajectories
 from blame.paths import BLAME, WHO_AND_WHEN, resolve_data_dir
 from blame.schema import LABEL_ONLY_KEY, Trajectory
 from blame.who_and_when import load_who_and_when_file
@@ -50,7 +52,8 @@ def trading_case() -> Path:
 hostile = st.one_of(
     st.sampled_from(
         [None, True, False, 0, -1, 1.5, 2**70, "", "   ", " WebSurfer ", "human", "x", [], {}, [None], [[]],
-         ["a", 1], {"content": 1}, {"role": None}, "\ud800"]
+         ["a", 1], {"content": 1}, {"role": None}, "\ud800",
+         float("nan"), float("inf"), -(2**63), 10**30, "\ufeff3", "３", "٣", " 3 ", "-0", "1e3"]
     ),
     st.integers(),
     st.text(max_size=6),
@@ -161,6 +164,40 @@ def test_damaged_bytes_fuzz(data: st.DataObject, tmp_path_factory: pytest.TempPa
     _loads_or_refuses(lambda: load_who_and_when_file(path, "hand_crafted"))
 
 
+@cache
+def folder_record() -> str:
+    """One AgentRx tau run (a step label listing failures) as a trajectory-folder record."""
+    from blame.agentrx import load_agentrx
+
+    return load_agentrx(None, "tau_retail")[0].model_dump_json()
+
+
+@settings(FUZZ, max_examples=40)
+@given(data=st.data())
+def test_trajectory_folder_record_fuzz(data: st.DataObject, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """One node of a folder's record replaced or deleted: the folder loads records the loaders could
+    have made, or one DataFormatError naming the data file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path_factory.mktemp("folder")
+    record = data.draw(mutated(json.loads(folder_record())))
+    (folder / "data").mkdir()
+    copies = record if isinstance(record, dict) else {}
+    row = {"id": copies.get("id"), "source": copies.get("source"), "label_kind": copies.get("label_kind"),
+           "label_source": "human", "outcome_known": True, "trajectory": json.dumps(record)}
+    row = {k: v if isinstance(v, str) or k == "outcome_known" else None for k, v in row.items()}
+    schema = pa.schema([(k, pa.bool_() if k == "outcome_known" else pa.string()) for k in row])
+    pq.write_table(pa.Table.from_pylist([row], schema=schema), folder / "data" / SHARD)
+    try:
+        [trajectory] = load_trajectory_folder(folder)
+    except DataFormatError as error:
+        assert error.path.endswith(SHARD) and "\n" not in str(error)
+        return
+    write_trajectories([trajectory], folder / "again", "t", "d")  # what loads, the writer takes
+    assert load_trajectory_folder(folder / "again") == [trajectory]
+
+
 # --- the extremes of issue 12, one by one ------------------------------------------------------------
 
 
@@ -240,3 +277,16 @@ def test_aftraj_label_agent_absent_from_the_log_is_flagged_and_hidden() -> None:
     assert "Planner" in trajectory.system.ids and "Planner" not in trajectory.model_view().system.ids
     speaking = row_to_trajectory(_aftraj_row(), "unsafe", Path("x.parquet"), 0)
     assert LABEL_ONLY_KEY not in speaking.meta and speaking.model_view().system == speaking.system
+
+
+def test_a_schema_violation_is_one_line(tmp_path: Path) -> None:
+    """What the data model refuses is one line naming its location (pydantic's text spans several),
+    and a value it refuses in an AFTraj row (a lone surrogate in a name) is a DataFormatError too."""
+    path = _ww(tmp_path, history=[{"role": "WebSurfer", "content": "x"}], mistake_step="0", mistake_agent="WebSurfer")
+    with pytest.raises(DataFormatError) as caught:
+        load_who_and_when_file(path, "hand_crafted")
+    assert caught.value.field == "<trajectory>" and "\n" not in str(caught.value)
+    assert "Value error, link WebSurfer->Orchestrator names unknown component" in caught.value.problem
+    with pytest.raises(DataFormatError) as caught:
+        row_to_trajectory(_aftraj_row() | {"mistake_agent": "\ud800"}, "unsafe", Path("aftraj_unsafe.parquet"), 0)
+    assert caught.value.field == "row 0.<trajectory>" and "\n" not in str(caught.value)
