@@ -127,7 +127,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
-from blame.source_json import field, read_json, validation_problem
+from blame.source_json import field, plain_digits, read_json, validation_problem
 
 SYSTEMS: dict[str, str] = {"cortex": "cortex", "trading": "trading_agents"}
 """Loader system name -> folder under ``<data_dir>/benchmarks``."""
@@ -255,7 +255,7 @@ def _schema_descriptions(schema_path: Path) -> dict[int, str]:
     rows: dict[int, str] = {}
     for line in body.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 3 and cells[0].isdecimal() and len(cells[0]) <= 9:
+        if len(cells) == 3 and plain_digits(cells[0]):
             rows[int(cells[0])] = cells[2]
     return rows
 
@@ -340,7 +340,7 @@ def _label(case: dict[str, Any], case_path: Path, ids: list[str]) -> FaultLabel:
     if len(vector) != len(ids):
         problem = f"has length {len(vector)}, expected {len(ids)} (one per dimension)"
         raise DataFormatError(case_path, "ground_truth_vector", problem)
-    if any(v not in (0, 1) or isinstance(v, bool) for v in vector):
+    if any(type(v) is not int or v not in (0, 1) for v in vector):  # not True, not 1.0
         raise DataFormatError(case_path, "ground_truth_vector", f"must be binary, got {vector}")
     n_errors = field(case_path, case, "n_errors", int)
     if n_errors != sum(vector):

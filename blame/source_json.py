@@ -102,6 +102,13 @@ def validation_problem(error: ValidationError) -> str:
     return f"{location + ': ' if location else ''}{first['msg']}{more}"
 
 
+def plain_digits(text: str) -> bool:
+    """True when ``text`` is 1 to 18 ASCII digits and nothing else (the one digit rule: no sign,
+    space, underscore or non-ASCII digit such as ``"３"`` or ``"٣"``, which ``str.isdecimal`` and
+    ``int()`` take)."""
+    return bool(_DIGITS.fullmatch(text))
+
+
 def plain_int(path: Path, where: str, value: Any, signed: bool = False) -> int:
     """``value`` (a label's integer) as an int: a JSON integer (never a bool) or a string of ASCII
     digits, with a leading ``-`` only when ``signed``. Python's ``int()`` also reads ``"1_0"`` as

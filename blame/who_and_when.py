@@ -58,7 +58,7 @@ from blame.schema import (
     SystemSpec,
     Trajectory,
 )
-from blame.source_json import field, plain_int, read_json, validation_problem
+from blame.source_json import field, plain_digits, plain_int, read_json, validation_problem
 
 SUBSETS = {"algorithm_generated": "Algorithm-Generated", "hand_crafted": "Hand-Crafted"}
 
@@ -161,7 +161,7 @@ def load_who_and_when_file(path: Path, subset: str) -> Trajectory:
 
 
 def _file_order(path: Path) -> tuple[int, str]:
-    return (int(path.stem), "") if path.stem.isdecimal() and len(path.stem) <= 18 else (-1, path.stem)
+    return (int(path.stem), "") if plain_digits(path.stem) else (-1, path.stem)
 
 
 def _read_object(path: Path) -> dict[str, Any]:
@@ -286,8 +286,7 @@ def _reference_answer(path: Path, data: dict) -> str | None:
 
 def _meta(path: Path, data: dict, subset: str, system: SystemSpec, steps: list[Step], label: FaultLabel) -> dict:
     level = field(path, data, "level", (str, int), required=False)
-    digits = isinstance(level, str) and level.isascii() and level.isdecimal() and len(level) <= 18
-    numeric = isinstance(level, int) or digits
+    numeric = isinstance(level, int) or (isinstance(level, str) and plain_digits(level))
     meta = {
         "subset": subset,
         "question_id": field(path, data, "question_ID", str, required=False),

@@ -290,3 +290,11 @@ def test_a_schema_violation_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(DataFormatError) as caught:
         row_to_trajectory(_aftraj_row() | {"mistake_agent": "\ud800"}, "unsafe", Path("aftraj_unsafe.parquet"), 0)
     assert caught.value.field == "row 0.<trajectory>" and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("entry", [1.0, 0.0, True, "1", 2**70])
+def test_a_blame_vector_holds_the_integers_0_and_1_only(entry: Any, tmp_path: Path) -> None:
+    case = json.loads(trading_case().read_text(encoding="utf-8"))
+    case["ground_truth_vector"][0] = entry
+    with pytest.raises(DataFormatError, match="field 'ground_truth_vector': must be binary"):
+        load_blame_case(_write(tmp_path / TRADING_CASE_NAME, case), trading_dir() / "agents", "trading")
