@@ -28,9 +28,15 @@ Resolution rules:
   Everything before the answer (a dropped hypothesis, a quoted tool result, a ``FINAL ANSWER:
   {...}`` line quoted from the log) is ignored, and so is any object after it that does not fit.
   An object nested in another belongs to it: the outer one is tried first.
-- Component names: exact id, then exact display name, then the escaped one-line form in which
-  prompts show an id or name holding a line break (``blame.render.inline``), then case- and
-  punctuation-insensitive match on id or name. Anything else is an unknown component.
+- Component names resolve only to what they spell. In order: exact id, exact display name, the
+  escaped one-line form in which prompts show an id or name holding a line break
+  (``blame.render.inline``), then id or name after NFKC and case folding (full-width letters read
+  as ASCII; format characters such as zero-width spaces dropped), then the loose key of id or name:
+  that folded form's letters and digits of any script with their combining marks (separators,
+  punctuation, symbols and marks on them dropped), so ``web_surfer`` and ``WEB-SURFER`` find
+  ``WebSurfer`` while ``Вебсерфер`` does not, and ``网页浏览员`` matches only itself. A folded form or
+  key left empty (``???``, ``🙂``) matches nothing; the first rule that matches two or more
+  components is ambiguous and resolves to nothing. Anything else is an unknown component.
 - Steps: an integer, or a string holding one integer (``"12"``, ``"step 12"``); it must lie in
   ``0..n_steps-1``.
 """
@@ -39,12 +45,14 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from inspect_ai.model import ModelOutput
 
 from blame.render import inline
-from blame.schema import SystemSpec
+from blame.schema import Component, SystemSpec
 
 MAX_ANSWER_CHARS = 32_000
 """Answers longer than this are cut to their last ``MAX_ANSWER_CHARS`` characters before parsing."""
@@ -175,12 +183,40 @@ def extract_json_object(text: str, *required: str | tuple[str, ...]) -> dict[str
     return found[0] if found else None
 
 
+def _folded(name: str) -> str:
+    """``name`` after NFKC and case folding, format characters (category Cf) dropped, stripped."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    return "".join(ch for ch in folded if unicodedata.category(ch) != "Cf").strip()
+
+
 def _key(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
+    """The loose key of ``name``: the letters and digits of its :func:`_folded` form, any script,
+    each with the combining marks that follow it; everything else dropped (one linear pass)."""
+    kept: list[str] = []
+    on_letter = False
+    for ch in _folded(name):
+        kind = unicodedata.category(ch)[0]
+        if kind in "LN":
+            kept.append(ch)
+            on_letter = True
+        elif kind == "M":
+            if on_letter:
+                kept.append(ch)
+        else:
+            on_letter = False
+    return "".join(kept)
+
+
+def _spelled(form: Callable[[str], str], name: str) -> Callable[[Component], bool]:
+    """Whether a component's id or name has ``form`` equal to that of ``name``; an empty form
+    matches nothing."""
+    target = form(name)
+    return lambda c: bool(target) and target in (form(c.id), form(c.name))
 
 
 def resolve_component(name: Any, system: SystemSpec, allowed: list[str] | None = None) -> str | None:
-    """The component id ``name`` refers to (see the module docstring), or None."""
+    """The component id ``name`` refers to (see the module docstring), or None: unknown, or
+    ambiguous at the first rule that matches."""
     if not isinstance(name, str) or not name.strip():
         return None
     name = name.strip()
@@ -189,11 +225,12 @@ def resolve_component(name: Any, system: SystemSpec, allowed: list[str] | None =
         lambda c: c.id == name,
         lambda c: c.name == name,
         lambda c: inline(c.id) == name or inline(c.name) == name,
-        lambda c: _key(c.id) == _key(name) or _key(c.name) == _key(name),
+        _spelled(_folded, name),
+        _spelled(_key, name),
     ):
         found = [c.id for c in pool if match(c)]
-        if len(found) == 1:
-            return found[0]
+        if found:
+            return found[0] if len(found) == 1 else None
     return None
 
 
