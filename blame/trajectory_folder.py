@@ -17,9 +17,11 @@ labeller did not label, kept apart so that nobody reads them as safe controls.
 
 Files are written with Hugging Face ``datasets`` and read with ``pyarrow`` (no cache written).
 Both are imported inside the functions: importing this module stays cheap. Any malformed input
-(not parquet, a missing column, a wrong type, invalid JSON, a record the schema refuses, a flat
-column that disagrees with its record, a repeated id) is a ``DataFormatError`` naming the file
-and the field.
+(a data file that is not a parquet file, a missing column, a wrong type, invalid JSON, NaN or a
+repeated key, a record the schema refuses or no loader would make (:func:`record_problem`), a
+meta contradicting the computed covariates (:func:`record_covariates`), a flat column that
+disagrees with its record, a repeated id) is a ``DataFormatError`` naming the file and the
+field. Writing is atomic (:func:`write_trajectories`).
 """
 
 from __future__ import annotations
