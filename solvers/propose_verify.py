@@ -16,9 +16,11 @@ Inspect span:
    the earliest such error) and a confidence in [0, 1]. Support = the verifiers answering all four
    yes; an unreadable answer is no support.
 
-Decision (:func:`decide`, the single source of truth): a candidate is admitted when its support is
-at least floor(V/2) + 1; the winner is the admitted candidate with the highest support, then the
-higher mean confidence of its supporting verifiers, then more proposers, then the earliest step.
+Decision (:func:`decide`, the single source of truth): a candidate is admitted when its support
+exceeds V/2 (at least floor(V/2) + 1: our reading of "exceeds the majority threshold", for which
+the description gives no equation); the winner is the admitted candidate with the highest
+support, then the higher mean confidence of its supporting verifiers (exact:
+:func:`mean_confidence`), then more proposers, then the earliest step, then the first proposed.
 Nothing admitted: "no verified fault" (valid; ``abstained`` on a known failure, "no fault" under
 unknown outcome). Every proposer unreadable: invalid. Under unknown outcome, more than half of the
 proposers answering "no fault" is the answer, and nothing is verified.
@@ -34,7 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from statistics import mean
+from fractions import Fraction
 from typing import Any
 
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, Model, get_model
@@ -214,20 +216,31 @@ def distinct_candidates(proposals: list[dict[str, Any]]) -> list[Candidate]:
 
 
 def majority(verifiers: int) -> int:
-    """The admission threshold: floor(V/2) + 1 supporting verifiers."""
+    """The admission threshold: floor(V/2) + 1 supporting verifiers, the least support > V/2."""
     return verifiers // 2 + 1
 
 
+def mean_confidence(candidate: Candidate) -> Fraction:
+    """The exact mean of the supporting verifiers' confidences (0 when there are none): each read
+    as the shortest decimal that gives its float (``repr``: ``0.8`` is 4/5), summed as fractions,
+    so equal decimal means compare equal (float means of [0.5, 0.5, 0.8] and [0.8, 0.8, 0.2]
+    differ in the 16th digit)."""
+    if not candidate.confidences:
+        return Fraction(0)
+    return sum((Fraction(repr(c)) for c in candidate.confidences), Fraction(0)) / len(candidate.confidences)
+
+
 def decide(candidates: list[Candidate], verifiers: int) -> Candidate | None:
-    """Mark the admitted candidates and return the winner (None when none is admitted): highest
-    support, then higher mean confidence of the supporting verifiers, then more proposers, then
-    the earliest step."""
+    """Mark the admitted candidates (support >= :func:`majority`) and return the winner (None when
+    none is admitted): highest support, then higher :func:`mean_confidence`, then more proposers,
+    then the earliest step; a complete tie (one step, several agents) goes to the first in
+    ``candidates``, the order of first proposal."""
     for c in candidates:
         c.admitted = c.support >= majority(verifiers)
     admitted = [c for c in candidates if c.admitted]
     if not admitted:
         return None
-    return min(admitted, key=lambda c: (-c.support, -mean(c.confidences), -c.proposers, c.step))
+    return min(admitted, key=lambda c: (-c.support, -mean_confidence(c), -c.proposers, c.step))
 
 
 # --- the solver ------------------------------------------------------------------------------
