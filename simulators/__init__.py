@@ -18,8 +18,9 @@ from simulators.engine import System
 def systems() -> dict[str, System]:
     """The runnable systems by name (imported on first use)."""
     from simulators.cortex import SYSTEM as CORTEX
+    from simulators.trading import SYSTEM as TRADING
 
-    return {"cortex": CORTEX}
+    return {"cortex": CORTEX, "trading": TRADING}
 
 
 def generate(system: str, sessions: int, seed: int, out: str | Path, faults: list[str] | None = None,
