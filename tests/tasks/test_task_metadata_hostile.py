@@ -5,6 +5,9 @@ whose records cannot be scored fails when it is built, before any model call."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -21,6 +24,8 @@ from blame.who_and_when import load_who_and_when
 from scorers.vector import vector
 from tasks._common import build_task, trajectory_to_sample
 from tasks.trajectories import trajectories
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _edit_record(folder: Path, edit) -> None:
@@ -102,3 +107,21 @@ def test_a_folder_that_cannot_be_scored_stops_the_task_when_built(tmp_path: Path
         trajectories(data_dir=str(folder))
     message = str(caught.value)
     assert message.startswith(f"DataFormatError: {folder / 'data' / SHARD}: field '{field}'") and "\n" not in message
+
+
+@pytest.mark.e2e
+def test_the_cli_prints_one_line_and_calls_no_model(tmp_path: Path) -> None:
+    """`inspect eval tasks/trajectories.py` on a folder whose step label has neither step nor agent
+    stops before any sample runs, with one line and no traceback (and writes no log)."""
+    folder = write_trajectories(load_agentrx(None, "tau_retail")[:2], tmp_path / "folder", "t", "d")
+    _edit_record(folder, lambda r: r["label"].update(step=None, agent=None))
+    inspect = str(Path(sys.executable).parent / "inspect")
+    result = subprocess.run(
+        [inspect, "eval", "tasks/trajectories.py", "--model", "offline/random", "-T", f"data_dir={folder}",
+         "--log-dir", str(tmp_path / "logs"), "--display", "plain"],
+        cwd=REPO, capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "500"},
+    )
+    output = (result.stdout + result.stderr).strip()
+    assert result.returncode != 0 and "Traceback" not in output, output
+    assert output.startswith("DataFormatError: ") and "field 'trajectory.label (row 0)'" in output, output
+    assert not list((tmp_path / "logs").glob("*.eval"))
