@@ -28,14 +28,27 @@ Budgets (:class:`RenderBudget`), in characters, applied in this order:
    and tail, around the marker ``[... N characters cut ...]`` (a step only a marker's length
    longer is kept whole: cutting never lengthens a step).
 2. ``max_total_chars``: if the whole log is still longer, the per-step limit is lowered (the same
-   limit for every step, found by bisection) until it fits. Headers are never cut, so every step
-   number and speaker stays visible; if even the smallest limit (0: headers plus cut markers)
-   exceeds the budget, the text is longer than the budget and ``RenderedLog.over_budget`` says so.
+   limit for every step, found by bisection) until it fits. Headers stay whole, so every step
+   number and speaker stays visible.
+3. If even the limit 0 (headers plus cut markers) does not fit, the log is *over budget*
+   (``RenderedLog.over_budget``) and whole steps are left out: a header longer than
+   :data:`MAX_HEADER_CHARS` is cut in the middle like content, each step shown keeps at least
+   ``min(max_step_chars, 200, max_total_chars // 10)`` characters of content, and steps are
+   kept from both ends inwards (step 0, the last step, step 1, the one before the last, ...)
+   while they fit; the run of steps in between is replaced by one line
+   ``[... steps i-j omitted: N steps not shown ...]`` (:data:`OMITTED_MARKER`; i and j are step
+   numbers, so the 0-based numbering of the steps shown is unchanged, and a log line that could
+   pass for this marker is fenced like a header). The per-step limit of the steps shown is then
+   raised by bisection as in 2. The text then never exceeds ``max_total_chars``, unless the
+   budget is shorter than the omission marker and the end-of-log marker together.
 
-Every step whose content was cut is listed in ``RenderedLog.truncated_steps``; solvers copy it into
-the Attribution. The defaults (4,000 per step, 60,000 in all, about 15k tokens) keep every Who&When
-Algorithm-Generated log whole and cut long Hand-Crafted logs (up to ~305k characters); for a model
-with an 8k-token window pass about ``max_total_chars=20000``.
+A log that fits at some per-step limit (1-2) renders exactly as without step 3. Every step whose
+content (or header) was cut is listed in ``RenderedLog.truncated_steps`` and every step left out
+in ``RenderedLog.omitted_steps``; solvers add both and ``over_budget`` to the Attribution
+(:func:`note_cuts`). The defaults (4,000 per step, 60,000 in all, about 15k tokens) keep every
+Who&When Algorithm-Generated log whole and cut long Hand-Crafted logs (up to ~305k characters);
+for a model with an 8k-token window pass about ``max_total_chars=20000``. The budget bounds the
+log; the task, the component list and each system prompt (``max_prompt_chars``) come on top.
 """
 
 from __future__ import annotations
@@ -46,13 +59,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from blame.arguments import as_int
-from blame.schema import Component, Step, SystemSpec, Trajectory
+from blame.schema import Attribution, Component, Step, SystemSpec, Trajectory
 
 CUT_MARKER = "[... {n} characters cut ...]"
+OMITTED_MARKER = "[... steps {first}-{last} omitted: {n} steps not shown ...]"
+"""The line that replaces a run of steps left out to fit the budget (step 3 of the budgets)."""
+OMITTED_ONE = "[... step {step} omitted: 1 step not shown ...]"
+MAX_HEADER_CHARS = 300
+"""Headers longer than this are cut in the middle when a log is over budget."""
+_OMIT_FLOOR = 200
 END_OF_LOG = "[end of log]"
 """The last line of every rendered log."""
 _END = f"\n\n{END_OF_LOG}"
-_FORGEABLE = re.compile(r"\s*(?:\[\s*(?:step|end\s*of\s*log)|<<<|>>>)", re.IGNORECASE)
+_FORGEABLE = re.compile(r"\s*(?:\[\s*(?:step|end\s*of\s*log|\.\.\.\s*steps?\b)|<<<|>>>)", re.IGNORECASE)
 _BRACKETS = re.compile("[\\[<>\ufe47\uff3b\ufe64\uff1c\ufe65\uff1e]")
 """Every character whose NFKC form holds ``[``, ``<`` or ``>``: a line without one is never forgeable."""
 _LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
@@ -60,7 +79,7 @@ _LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 def _forgeable(line: str) -> bool:
     """Whether ``line``, with format characters removed and NFKC applied, reads as a step header,
-    an end-of-log marker or a quotation delimiter."""
+    an omission marker, an end-of-log marker or a quotation delimiter."""
     if not _BRACKETS.search(line):
         return False
     if line.isascii():  # no format character, and NFKC leaves ASCII as it is
@@ -104,11 +123,23 @@ class RenderBudget:
 
 @dataclass
 class RenderedLog:
-    """A rendered log and what was cut to fit the budget."""
+    """A rendered log and what was cut to fit the budget: steps whose content was cut, steps left
+    out, and whether the log was over budget (steps 1-3 of the module docstring)."""
 
     text: str
     truncated_steps: list[int] = field(default_factory=list)
     over_budget: bool = False
+    omitted_steps: list[int] = field(default_factory=list)
+
+
+def note_cuts(target: Attribution | RenderedLog, log: RenderedLog) -> None:
+    """Add what rendering ``log`` cut to ``target`` (an Attribution, or a RenderedLog collecting
+    the cuts of several renderings): truncated and omitted steps (sorted unions), over_budget."""
+    if log.truncated_steps:
+        target.truncated_steps = sorted(set(target.truncated_steps) | set(log.truncated_steps))
+    if log.omitted_steps:
+        target.omitted_steps = sorted(set(target.omitted_steps) | set(log.omitted_steps))
+    target.over_budget = target.over_budget or log.over_budget
 
 
 def cut_middle(text: str, limit: int) -> str:
@@ -150,15 +181,15 @@ def _render_parts(parts: list[_Part], limit: int) -> tuple[str, list[int]]:
     return "\n\n".join(blocks), truncated
 
 
-def _step_limit(parts: list[_Part], budget: RenderBudget) -> tuple[int, bool]:
+def _step_limit(parts: list[_Part], budget: RenderBudget, low: int = 0) -> tuple[int, bool]:
     """The per-step limit that fits ``parts`` into ``budget`` (module docstring, 1-2), and whether
-    even the limit 0 (headers and cut markers only) is over the budget."""
+    even the limit ``low`` is over the budget."""
     total = budget.max_total_chars - len(_END)
     if len(_render_parts(parts, budget.max_step_chars)[0]) <= total:
         return budget.max_step_chars, False
-    if len(_render_parts(parts, 0)[0]) > total:
-        return 0, True
-    low, high = 0, budget.max_step_chars  # invariant: `low` fits, `high` is too long
+    if len(_render_parts(parts, low)[0]) > total:
+        return low, True
+    high = budget.max_step_chars  # invariant: `low` fits, `high` is too long
     while high - low > 1:
         middle = (low + high) // 2
         if len(_render_parts(parts, middle)[0]) <= total:
@@ -168,13 +199,60 @@ def _step_limit(parts: list[_Part], budget: RenderBudget) -> tuple[int, bool]:
     return low, False
 
 
+def _omission(parts: list[_Part], head: int, tail: int) -> _Part:
+    """The marker part standing for ``parts[head : len(parts) - tail]`` (at least one part)."""
+    first, last, n = parts[head][0], parts[len(parts) - tail - 1][0], len(parts) - head - tail
+    return -1, OMITTED_ONE.format(step=first) if n == 1 else OMITTED_MARKER.format(first=first, last=last, n=n), ""
+
+
+def _omit(parts: list[_Part], budget: RenderBudget) -> RenderedLog:
+    """Step 3 of the module docstring: cut long headers, keep steps from both ends inwards while
+    they fit, and one marker line for the run left out."""
+    total = budget.max_total_chars - len(_END)
+    floor = min(budget.max_step_chars, _OMIT_FLOOR, budget.max_total_chars // 10)
+    shortened = [(index, cut_middle(header, MAX_HEADER_CHARS), fenced) for index, header, fenced in parts]
+    cut_headers = [index for (index, header, _), (_, short, _) in zip(parts, shortened) if short != header]
+    parts = shortened
+    sizes = [len(_render_parts([part], floor)[0]) for part in parts]
+    n, head, tail, used = len(parts), 0, 0, 0  # used: characters of the kept blocks
+
+    def length(head: int, tail: int, used: int) -> int:
+        blocks, chars = head + tail, used
+        if blocks < n:
+            blocks, chars = blocks + 1, chars + len(_omission(parts, head, tail)[1])
+        return chars + 2 * (blocks - 1)
+
+    while head + tail < n:
+        front = head <= tail  # alternate: step 0, the last step, step 1, ...
+        position = head if front else n - tail - 1
+        grown = (head + 1, tail) if front else (head, tail + 1)
+        if length(*grown, used + sizes[position]) > total:
+            break
+        (head, tail), used = grown, used + sizes[position]
+    kept = parts[:head] + ([_omission(parts, head, tail)] if head + tail < n else []) + parts[n - tail :]
+    limit, _ = _step_limit(kept, budget, low=floor)
+    text, truncated = _render_parts(kept, limit)
+    omitted = [index for index, _, _ in parts[head : n - tail]]
+    return RenderedLog(text + _END, sorted(set(truncated) | set(cut_headers)), over_budget=True, omitted_steps=omitted)
+
+
+def _render(parts: list[_Part], budget: RenderBudget) -> RenderedLog:
+    limit, over_budget = _step_limit(parts, budget)
+    if over_budget:
+        return _omit(parts, budget)
+    text, truncated = _render_parts(parts, limit)
+    return RenderedLog(text + _END, truncated)
+
+
 def render_steps(steps: list[Step], budget: RenderBudget = RenderBudget()) -> RenderedLog:
     """Render ``steps`` (any contiguous or filtered subset of a log) within ``budget``, ending
     with the end-of-log marker."""
-    parts = _parts(steps)
+    return _render(_parts(steps), budget)
+
+
+def _blocks(parts: list[_Part], budget: RenderBudget) -> tuple[list[tuple[str, list[int]]], bool]:
     limit, over_budget = _step_limit(parts, budget)
-    text, truncated = _render_parts(parts, limit)
-    return RenderedLog(text + _END, truncated, over_budget=over_budget)
+    return [_render_parts([part], limit) for part in parts], over_budget
 
 
 def render_prefix_blocks(trajectory: Trajectory, budget: RenderBudget = RenderBudget()) -> tuple[list[str], list[int]]:
@@ -182,15 +260,32 @@ def render_prefix_blocks(trajectory: Trajectory, budget: RenderBudget = RenderBu
     ``budget`` (the limit :func:`render_log` uses), and the steps whose content was cut.
 
     ``join_blocks(blocks[: k + 1])`` is the log up to step k, and up to its end-of-log marker a
-    string prefix of the log up to any later step: solvers that show growing prefixes of one log (the online auditor,
-    step-by-step) keep consecutive prompts byte-identical up to the end of the shorter prefix,
-    which servers with prefix caching reuse. (Rendering each prefix within the budget on its own
-    would let an early prefix keep more of a long step than a later one.)
+    string prefix of the log up to any later step: solvers that show growing prefixes of one log
+    keep consecutive prompts byte-identical up to the end of the shorter prefix, which servers
+    with prefix caching reuse. (Rendering each prefix within the budget on its own would let an
+    early prefix keep more of a long step than a later one.) For an over-budget log the joined
+    blocks exceed the budget: :class:`PrefixLogs` then renders each prefix on its own.
     """
-    parts = _parts(trajectory.steps)
-    limit, _ = _step_limit(parts, budget)
-    rendered = [_render_parts([part], limit) for part in parts]
+    rendered, _ = _blocks(_parts(trajectory.steps), budget)
     return [text for text, _ in rendered], [index for _, cut in rendered for index in cut]
+
+
+class PrefixLogs:
+    """The log up to each step k of one trajectory, within ``budget``: the joined blocks of
+    :func:`render_prefix_blocks` (consecutive prefixes are string prefixes of each other) when the
+    whole log fits at some per-step limit; else each prefix rendered on its own (a prefix that
+    fits whole is shown whole, a longer one with steps omitted)."""
+
+    def __init__(self, trajectory: Trajectory, budget: RenderBudget = RenderBudget()) -> None:
+        self._parts, self._budget = _parts(trajectory.steps), budget
+        self._rendered, self.over_budget = _blocks(self._parts, budget)
+
+    def upto(self, k: int) -> RenderedLog:
+        """Steps 0..k, ending with the end-of-log marker."""
+        if self.over_budget:
+            return _render(self._parts[: k + 1], self._budget)
+        shown = self._rendered[: k + 1]
+        return RenderedLog(join_blocks([text for text, _ in shown]), [index for _, cut in shown for index in cut])
 
 
 def join_blocks(blocks: list[str]) -> str:

@@ -342,7 +342,10 @@ class Attribution(_Model):
     ``step`` the predicted responsible agent and decisive step. ``valid=False`` with ``errors``
     records an answer that could not be used (malformed output, unknown agent, step outside the
     log, context overflow); scorers count it as wrong. ``truncated_steps`` lists the steps whose
-    content was cut to fit the rendering budget; ``answer_notes`` what was changed in a model
+    content (or header) was cut to fit the rendering budget, ``omitted_steps`` the steps left out
+    of some prompt because the log could not fit the budget even with every step's content cut,
+    and ``over_budget`` says that happened (``blame.render``, budgets step 3); ``stride`` is the
+    stride the online auditor used (``stride=auto`` picks it from the log's length); ``answer_notes`` what was changed in a model
     answer before it was parsed (cut to its end, invalid characters replaced: ``solvers._output``).
 
     Fields of deliberative methods (POIROT): ``ties`` lists the components sharing the top score
@@ -360,6 +363,7 @@ class Attribution(_Model):
     agent: str | None = None
     step: int | None = None
     alarm_step: int | None = None
+    stride: int | None = None
     verdicts: list[PrefixVerdict] = Field(default_factory=list)
     votes: list[Vote] = Field(default_factory=list)
     ties: list[str] = Field(default_factory=list)
@@ -376,6 +380,8 @@ class Attribution(_Model):
     persona_usage: dict[str, PhaseUsage] = Field(default_factory=dict)
     settings: dict[str, Scalar] = Field(default_factory=dict)
     truncated_steps: list[int] = Field(default_factory=list)
+    omitted_steps: list[int] = Field(default_factory=list)
+    over_budget: bool = False
     answer_notes: list[str] = Field(default_factory=list)
 
     def invalid(self, reason: str) -> Attribution:

@@ -228,15 +228,14 @@ def test_every_header_survives_cutting() -> None:
 
 
 def test_headers_alone_over_budget() -> None:
-    """If even the headers do not fit, the text is over budget, says so, and every step is cut."""
+    """If even the headers do not fit, the log is over budget, says so, and leaves steps out
+    (tests/blame/test_render_budget.py has the details) instead of exceeding the budget."""
     steps = _steps("a" * 100, "b" * 100, "c" * 100)
-    rendered = render_steps(steps, RenderBudget(max_step_chars=4000, max_total_chars=10))
+    rendered = render_steps(steps, RenderBudget(max_step_chars=4000, max_total_chars=150))
     assert rendered.over_budget is True
-    assert len(rendered.text) > 10
-    assert rendered.truncated_steps == [0, 1, 2]
-    for step in steps:
-        assert step_header(step) in rendered.text
-    assert rendered.text.count("[... 100 characters cut ...]") == 3
+    assert len(rendered.text) <= 150
+    assert rendered.omitted_steps == [1, 2]
+    assert step_header(steps[0]) in rendered.text
 
 
 def test_cutting_never_lengthens_the_log() -> None:
@@ -249,12 +248,15 @@ def test_cutting_never_lengthens_the_log() -> None:
     assert rendered.truncated_steps == []
 
 
-def test_over_budget_flag_matches_text_length() -> None:
-    """``over_budget`` is True exactly when the returned text is longer than max_total_chars."""
+def test_over_budget_flag_matches_omission() -> None:
+    """``over_budget`` is True exactly when steps were left out, and the text then still keeps the
+    budget (down to the shortest possible text: one omission marker and the end-of-log marker)."""
     steps = _steps("a" * 400, "b" * 900, "")
+    shortest = len("[... steps 0-2 omitted: 3 steps not shown ...]\n\n[end of log]")
     for total in (0, 30, 60, 90, 150, 400, 1000, 5000):
         rendered = render_steps(steps, RenderBudget(max_total_chars=total))
-        assert rendered.over_budget == (len(rendered.text) > total), total
+        assert rendered.over_budget == bool(rendered.omitted_steps), total
+        assert len(rendered.text) <= max(total, shortest), total
 
 
 # --- render_system -------------------------------------------------------------------------------
