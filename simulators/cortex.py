@@ -125,7 +125,7 @@ def script(s: Session) -> None:
     config = s.act("configure", "exoskeleton", prescription=rx)
     s.hook("command", {"kind": "configure", "speed": config["speed"]}, context=0)
     s.record("exoskeleton", "tool_result", f"Self-test passed: load cells zeroed, encoders aligned, HR sensor "
-             f"{'reading' if rx['monitoring'] else 'disabled'}, monitoring {'armed' if rx['monitoring'] else 'off'}.",
+             f"reading, alarms {'armed' if rx['monitoring'] else 'off'}.",
              recipient="physio_general")
     speed, stopped, steps = _therapy(s, rx, config["speed"])
     report = s.act("report", "chief", prescription=rx, stopped=stopped, speed=speed, steps_walked=steps)
@@ -180,10 +180,10 @@ class _Therapy:
         cadence = 55 + 90 * speed * (1.1 - 0.1 * sc["gmfcs"]) - 0.3 * s.state["drift"] * self.t / 60
         self.steps += max(0.0, cadence) * clinic.TICK_S / 60
         alerts = [] if code is None else [f"device code {code} (cable slack)"]
+        reading = s.hook("hr_sensor", round(self.hr), context=self.t)
+        self.readings.append((reading, saturation, cadence))
+        s.state["max_sensor_gap"] = max(s.state["max_sensor_gap"], abs(reading - self.hr))
         if rx["monitoring"]:
-            reading = s.hook("hr_sensor", round(self.hr), context=self.t)
-            self.readings.append((reading, saturation, cadence))
-            s.state["max_sensor_gap"] = max(s.state["max_sensor_gap"], abs(reading - self.hr))
             limit, sustained = rx["hr_limit"], clinic.REACTION_S // clinic.TICK_S + 1
             recent = [r for r, _, _ in self.readings[-sustained:]]
             if len(recent) == sustained and all(r > limit for r in recent):
@@ -192,8 +192,6 @@ class _Therapy:
                 alerts.append(f"HR {reading} bpm above 180")
             if saturation < 92:
                 alerts.append(f"SpO2 {saturation}%")
-        else:
-            self.readings.append((None, None, cadence))
         if alerts and self.t - self.last_alert >= clinic.REALERT_S:
             self.last_alert = self.t
             s.record("exoskeleton", "tool_result", f"ALERT t={_clock(self.t)}: {'; '.join(alerts)}.",
@@ -212,17 +210,15 @@ class _Therapy:
 
     def summary(self, name: str, start: int, following: str | None) -> dict[str, Any]:
         block = self.readings[start // clinic.TICK_S:]
-        hrs = [r for r, _, _ in block if r is not None]
-        sats = [o for _, o, _ in block if o is not None]
+        hrs = [r for r, _, _ in block]
         cadence = round(sum(c for _, _, c in block) / max(1, len(block)))
-        monitored = bool(hrs)
-        text = (f"{name} telemetry (t {_clock(start)}-{_clock(self.t)}): speed {round(self.base * self.share, 2)} m/s, BWS {self.rx['bws']}%, "
-                f"assistance {self.rx['assist']}%, " + (f"HR mean {round(sum(hrs) / len(hrs))} max {max(hrs)} bpm, SpO2 "
-                f"min {min(sats)}%, " if monitored else "HR n/a (monitoring off), ") +
-                f"cadence {cadence} spm, {round(self.steps)} steps.")
+        alarms = "" if self.rx["monitoring"] else " (alarms off)"
+        text = (f"{name} telemetry (t {_clock(start)}-{_clock(self.t)}): speed {round(self.base * self.share, 2)} "
+                f"m/s, BWS {self.rx['bws']}%, assistance {self.rx['assist']}%, HR mean {round(sum(hrs) / len(hrs))} "
+                f"max {max(hrs)} bpm{alarms}, SpO2 min {min(o for _, o, _ in block)}%, cadence {cadence} spm, "
+                f"{round(self.steps)} steps.")
         self.s.record("exoskeleton", "tool_result", text, recipient="physio_general")
-        return {"max_hr": max(hrs) if monitored else None, "faces": self.last_face, "stop_reasons": [],
-                "next": following}
+        return {"max_hr": max(hrs), "faces": self.last_face, "stop_reasons": [], "next": following}
 
 
 def _therapy(s: Session, rx: dict[str, Any], speed: float) -> tuple[float, tuple[str, str] | None, int]:
@@ -366,6 +362,6 @@ SYSTEM = System(
     task=task,
     faults=FAULTS,
     hard_negatives=HARD_NEGATIVES,
-    conflicts=frozenset(frozenset(pair) for pair in [("CR-X", "EXO-X"), ("PAT-X", "EXO-X"), ("PAT-X", "PT-X"),
+    conflicts=frozenset(frozenset(pair) for pair in [("PAT-X", "EXO-X"), ("PAT-X", "PT-X"),
                                                      ("PAT-X", "COMM-X"), ("PT-X", "COMM-X")]),
 )

@@ -22,6 +22,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -46,16 +47,28 @@ MAX_ATTEMPTS = 100
 MAX_REDRAWS = 5
 
 
+def _compatible(system: System, ids: Sequence[str]) -> bool:
+    """Faults on distinct components, no declared conflict among them."""
+    components = [system.faults[i].component for i in ids]
+    pairs = {frozenset((a, b)) for a in ids for b in ids if a != b}
+    return len(set(components)) == len(components) and not pairs & system.conflicts
+
+
+def largest_set(system: System, pool: Sequence[str]) -> int:
+    """The most faults of ``pool`` that can be drawn together."""
+    for k in range(len(pool), 0, -1):
+        if any(_compatible(system, ids) for ids in combinations(pool, k)):
+            return k
+    return 0
+
+
 def _draw_faults(system: System, pool: Sequence[str], k: int, rng: random.Random) -> list[Fault]:
-    """k faults of ``pool`` on distinct components and with no declared conflict."""
-    for _ in range(200):
-        ids = rng.sample(list(pool), min(k, len(pool)))
-        faults = [system.faults[i] for i in ids]
-        components = [f.component for f in faults]
-        pairs = {frozenset((a, b)) for a in ids for b in ids if a != b}
-        if len(set(components)) == len(components) and not pairs & system.conflicts:
-            return sorted(faults, key=lambda f: list(system.faults).index(f.id))
-    raise ValueError(f"no {k} faults of {list(pool)} can be drawn together (distinct components, no conflict)")
+    """k faults of ``pool`` that can be drawn together (a k of at most :func:`largest_set`)."""
+    order = list(system.faults)
+    while True:
+        ids = rng.sample(list(pool), k)
+        if _compatible(system, ids):
+            return sorted((system.faults[i] for i in ids), key=lambda f: order.index(f.id))
 
 
 def _rejection(system: System, faults: Sequence[Fault], faulty: Run, twin: Run, decisive_only: bool) -> str | None:
@@ -242,7 +255,9 @@ def check_arguments(system: System, sessions: Any, seed: Any, faults: Sequence[s
         unknown = [f for f in faults if f not in system.faults]
         if unknown or not faults:
             raise invalid_argument("faults", ",".join(faults), f"fault ids of {system.key}: {', '.join(system.faults)}")
-    if isinstance(max_faults, bool) or not isinstance(max_faults, int) or not 1 <= max_faults <= len(system.faults):
-        raise invalid_argument("max_faults", max_faults, f"a whole number from 1 to {len(system.faults)}")
+    most = largest_set(system, list(faults) if faults is not None else list(system.faults))
+    if isinstance(max_faults, bool) or not isinstance(max_faults, int) or not 1 <= max_faults <= most:
+        raise invalid_argument("max_faults", max_faults, f"a whole number from 1 to {most} (the most of these faults "
+                               "that can show in one session)")
     if isinstance(safe_share, bool) or not isinstance(safe_share, int | float) or not 0 <= safe_share <= 1:
         raise invalid_argument("safe_share", safe_share, "a share from 0 to 1")

@@ -152,7 +152,9 @@ def test_decisive_only_keeps_failures_only() -> None:
     ({"system": "nope"}, r"^Invalid argument system='nope': expected one of cortex"),
     ({"sessions": 0}, r"^Invalid argument sessions=0: expected a whole number of sessions >= 1\.$"),
     ({"faults": ["EXO-X", "BOGUS"]}, r"^Invalid argument faults='EXO-X,BOGUS': expected fault ids of cortex: EXO-X, "),
-    ({"max_faults": 0}, r"^Invalid argument max_faults=0: expected a whole number from 1 to \d+\.$"),
+    ({"max_faults": 0}, r"^Invalid argument max_faults=0: expected a whole number from 1 to \d+ \(the most of these"),
+    ({"faults": ["PT-X", "COMM-X"], "max_faults": 2}, r"^Invalid argument max_faults=2: expected a whole number from 1 "
+     r"to 1 \(the most of these faults that can show in one session\)\.$"),
     ({"safe_share": 1.5}, r"^Invalid argument safe_share=1\.5: expected a share from 0 to 1\.$"),
 ])
 def test_bad_arguments_are_one_line(arguments: dict, message: str, tmp_path: Path) -> None:
@@ -167,3 +169,14 @@ def test_a_folder_in_use_is_refused(tmp_path: Path) -> None:
     (tmp_path / "full" / "x").write_text("x")
     with pytest.raises(ArgumentError, match=r"^Invalid argument out='.*full': expected a new or empty folder\.$"):
         generate("cortex", 2, 0, tmp_path / "full")
+
+
+def test_blames_five_fault_combination_is_made() -> None:
+    """BLAME's CORTEX cases hold the five faults at once: [1,1,1,1,0,1,0], every check shown."""
+    system = systems()["cortex"]
+    five = ["EXO-X", "GUA-X", "DD-X", "PT-X", "CR-X"]
+    records, summary = generate_records(system, 6, 1, faults=five, max_faults=5, safe_share=0.0)
+    full = [r for r in records if r.label.fault_names == five]
+    assert full and summary["fault_sets_redrawn"] == 0
+    assert all(r.vector == [1, 1, 1, 1, 0, 1, 0] for r in full)
+    assert all([f.agent for f in r.label.failures] == ["doctor", "chief", "physio_general"] for r in full)
