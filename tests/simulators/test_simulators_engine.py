@@ -180,3 +180,23 @@ def test_blames_five_fault_combination_is_made() -> None:
     assert full and summary["fault_sets_redrawn"] == 0
     assert all(r.vector == [1, 1, 1, 1, 0, 1, 0] for r in full)
     assert all([f.agent for f in r.label.failures] == ["doctor", "chief", "physio_general"] for r in full)
+
+
+@pytest.mark.parametrize("system_name", SYSTEMS)
+def test_no_floor_beats_the_most_frequent_vector(system_name: str) -> None:
+    """Counting speakers tells nothing the base rate does not (issue 29: no floor's exact-vector
+    accuracy more than 5 points above the most frequent vector's share): the most frequent
+    sender, the first agent and the speaker of step 1, each as the predicted faulty set."""
+    from collections import Counter
+
+    from solvers.floors import most_frequent_sender
+
+    system = systems()[system_name]
+    records, _ = generate_records(system, 120, 5, max_faults=2)
+    base = Counter(tuple(r.vector) for r in records).most_common(1)[0][1] / len(records)
+    first_agent = system.spec.agents[0].id
+    rules = {"most_frequent": lambda t: most_frequent_sender(t), "fixed_agent": lambda t: first_agent,
+             "fixed_step": lambda t: next(s.agent for s in t.steps[1:] if s.agent != "system")}
+    for name, rule in rules.items():
+        exact = sum((r.label.faulty if r.label else []) == [rule(r.model_view())] for r in records) / len(records)
+        assert exact <= base + 0.05, (name, exact, base)
