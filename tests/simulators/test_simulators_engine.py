@@ -200,3 +200,23 @@ def test_no_floor_beats_the_most_frequent_vector(system_name: str) -> None:
     for name, rule in rules.items():
         exact = sum((r.label.faulty if r.label else []) == [rule(r.model_view())] for r in records) / len(records)
         assert exact <= base + 0.05, (name, exact, base)
+
+
+@pytest.mark.parametrize("system_name", SYSTEMS)
+def test_a_gold_answer_is_perfect(system_name: str) -> None:
+    """The label's own answer scores exact on the vector, and on agent faults hits the step and
+    agent and a listed failure (non-agent faults carry no step, as documented)."""
+    from blame.schema import Attribution
+    from scorers.attribution import attribution_values
+    from scorers.listed_failures import listed_failure_values
+    from scorers.vector import vector_values
+
+    records, _ = generate_records(systems()[system_name], 40, 8, max_faults=2)
+    for record in records:
+        label = record.label
+        gold = Attribution(method="gold", faulty=label.faulty if label else [], agent=label.agent if label else None,
+                           step=label.step if label else None)
+        assert vector_values(gold, record)["exact"] == 1.0
+        if label is not None and label.step is not None:
+            assert attribution_values(gold, record)["joint"] == 1.0
+            assert listed_failure_values(gold, record)["any_joint"] == 1.0
