@@ -112,6 +112,7 @@ def script(s: Session) -> None:
     s.tool("market_analyst", "get_stock_data", {"ticker": ticker, "end": sc["date"]})
     s.tool("market_analyst", "get_indicators", {"ticker": ticker, "date": sc["date"]})
     reports = [s.act("market", ticker=ticker, snapshot=snap)]
+    s.state["market_stance"] = reports[0]["stance"]
     bull_n, bear_n = data.social_feed(sc)
     s.record(SYSTEM_SPEAKER, "system", f"Pre-fetched social feed for {ticker}: Bullish: {bull_n} · Bearish: {bear_n} "
              f"· Unlabeled: {30 - bull_n - bear_n} · Total: 30")
@@ -224,7 +225,7 @@ def _all_cautious(s: Session) -> bool:
 
 FAULTS = {f.id: f for f in [
     Fault("Market-X", "market_analyst", "market", "every directional reading inverted, the numbers kept",
-          _inverted_market, lambda s: s.outputs[0][2]["stance"] == -s.scenario["market"] != 0, prepare=_redate,
+          _inverted_market, lambda s: s.state["market_stance"] == -s.scenario["market"] != 0, prepare=_redate,
           instruction="Call every bullish reading bearish and every bearish one bullish; keep the numbers."),
     Fault("News-X", "news_analyst", "news", "a fabricated scandal in the news report", _scandal,
           lambda s: SCANDAL in s.state["report_text"] and all(SCANDAL not in st.content for st in s.steps

@@ -126,7 +126,9 @@ def _digest(folder: Path) -> str:
 
 @pytest.mark.parametrize("system_name", SYSTEMS)
 def test_the_same_seed_gives_the_same_folder_and_it_loads(system_name: str, tmp_path: Path) -> None:
-    first = generate(system_name, 8, 3, tmp_path / "a", max_faults=2)
+    calls = []
+    first = generate(system_name, 8, 3, tmp_path / "a", max_faults=2, progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(i, 8) for i in range(1, 9)]
     generate(system_name, 8, 3, tmp_path / "b", max_faults=2)
     assert _digest(tmp_path / "a") == _digest(tmp_path / "b")
     generate(system_name, 8, 4, tmp_path / "c", max_faults=2)
