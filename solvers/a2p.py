@@ -30,7 +30,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
 from blame.arguments import as_bool, refuse_unknown
-from blame.render import RenderBudget, inline_list
+from blame.render import RenderBudget, inline_list, note_cuts, render_log
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
@@ -131,7 +131,8 @@ def a2p(
         trajectory = model_view_from_state(state)
         attribution = Attribution(method="a2p")
         async with span("abduct_act_predict"):
-            shared, attribution.truncated_steps = context(trajectory, budget)
+            shared, _ = context(trajectory, budget)
+            note_cuts(attribution, render_log(trajectory, budget))  # the log `context` shows
             messages = [ChatMessageSystem(content=system_prompt(trajectory)),
                         ChatMessageUser(content=f"{shared}\n\n{instructions(trajectory)}")]
             output = await generate_answer(

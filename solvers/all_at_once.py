@@ -34,7 +34,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
 from blame.arguments import as_bool, refuse_unknown
-from blame.render import RenderBudget, inline_list, render_log, render_system, render_task
+from blame.render import RenderBudget, RenderedLog, inline_list, note_cuts, render_log, render_system, render_task
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
@@ -126,8 +126,8 @@ def vector_schema(trajectory: Trajectory) -> dict[str, Any]:
     }
 
 
-def judge_prompt(trajectory: Trajectory, budget: RenderBudget) -> tuple[str, list[int]]:
-    """The judge's user turn and the steps whose content was cut to fit ``budget``."""
+def judge_prompt(trajectory: Trajectory, budget: RenderBudget) -> tuple[str, RenderedLog]:
+    """The judge's user turn and the rendered log (what was cut to fit ``budget``)."""
     log = render_log(trajectory, budget)
     if trajectory.label_kind == "step":
         instructions = STEP_INSTRUCTIONS.format(
@@ -142,7 +142,7 @@ def judge_prompt(trajectory: Trajectory, budget: RenderBudget) -> tuple[str, lis
     text = "\n\n".join(
         [render_task(trajectory), render_system(trajectory.system, budget), f"Session log:\n{log.text}", instructions]
     )
-    return text, log.truncated_steps
+    return text, log
 
 
 def read_answer(text: str, trajectory: Trajectory, attribution: Attribution) -> Attribution:
@@ -196,7 +196,8 @@ def all_at_once(
         trajectory = model_view_from_state(state)
         attribution = Attribution(method="all_at_once")
         async with span("judge"):
-            prompt, attribution.truncated_steps = judge_prompt(trajectory, budget)
+            prompt, log = judge_prompt(trajectory, budget)
+            note_cuts(attribution, log)
             schema = step_schema(trajectory) if trajectory.label_kind == "step" else vector_schema(trajectory)
             messages = [ChatMessageSystem(content=system_prompt(trajectory)), ChatMessageUser(content=prompt)]
             output = await generate_answer(

@@ -52,7 +52,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
 from blame.arguments import as_bool, refuse_unknown
-from blame.render import RenderBudget
+from blame.render import RenderBudget, RenderedLog, note_cuts
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
@@ -139,7 +139,7 @@ def parse_half(text: str) -> tuple[str | None, str, list[str]]:
     return None, "", ["the answer names neither half or both" if text.strip() else "empty answer"]
 
 
-def segment_prompt(trajectory: Trajectory, lo: int, hi: int, mid: int, after: int, budget: RenderBudget) -> tuple[str, list[int]]:
+def segment_prompt(trajectory: Trajectory, lo: int, hi: int, mid: int, after: int, budget: RenderBudget) -> tuple[str, RenderedLog]:
     """The user turn for the step range ``lo..hi`` (step numbers) split after step ``mid``."""
     question = QUESTION.format(situation=situation(trajectory), premise=PREMISE[trajectory.label_kind, trajectory.outcome_known],
                                lo=lo, hi=hi, mid=mid, after=after)
@@ -179,7 +179,6 @@ def binary_search(
         schema = response_schema("half", half_schema()) if structured_output else None
         steps = searchable_steps(trajectory)
         rounds: list[dict[str, Any]] = []
-        truncated: set[int] = set()
         start, end = 0, len(steps) - 1
         gate = None
         if not trajectory.outcome_known and steps:
@@ -192,8 +191,8 @@ def binary_search(
                 _, (a, b), (c, d) = halve(start, end)
                 lo, hi = steps[a], steps[d]
                 async with span(f"round_{len(rounds) + 1}"):
-                    prompt, cut = segment_prompt(trajectory, lo, hi, steps[b], steps[c], budget)
-                    truncated.update(cut)
+                    prompt, log = segment_prompt(trajectory, lo, hi, steps[b], steps[c], budget)
+                    note_cuts(attribution, log)
                     messages: list[ChatMessage] = [ChatMessageSystem(content=system_prompt(trajectory)), ChatMessageUser(content=prompt)]
                     output = await generate_answer(model, messages, attribution, phase="search", schema=schema)
                 state.messages, state.output = [*messages, output.message], output
@@ -214,7 +213,6 @@ def binary_search(
                 )
                 start, end = (a, b) if chosen == "first" else (c, d)
         state.store.set(ROUNDS_KEY, rounds)
-        attribution.truncated_steps = sorted(truncated | set(attribution.truncated_steps))
         gate_unusable = gate is not None and gate["decisive"] is None
         if not steps:
             attribution.invalid("the log has no step produced by a component")
@@ -240,11 +238,11 @@ async def _ask_gate(
     model: Any, trajectory: Trajectory, budget: RenderBudget, attribution: Attribution, structured_output: bool
 ) -> tuple[dict[str, Any], list[ChatMessage], Any]:
     """The first question under unknown outcome: does the whole log contain a decisive error?"""
-    prompt, cut = context_prompt(
+    prompt, log = context_prompt(
         trajectory, trajectory.steps, budget, "Session log (steps numbered from 0):",
         GATE_QUESTION.format(situation=situation(trajectory)),
     )
-    attribution.truncated_steps = sorted(set(attribution.truncated_steps) | set(cut))
+    note_cuts(attribution, log)
     messages: list[ChatMessage] = [ChatMessageSystem(content=system_prompt(trajectory)), ChatMessageUser(content=prompt)]
     schema = response_schema("decisive", decisive_schema()) if structured_output else None
     output = await generate_answer(model, messages, attribution, phase="gate", schema=schema)

@@ -43,7 +43,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
 from blame.arguments import as_bool, refuse_unknown
-from blame.render import RenderBudget
+from blame.render import RenderBudget, note_cuts
 from blame.schema import Attribution
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
@@ -98,7 +98,8 @@ def hybrid(
         record: dict = {"searched": [], "verdicts": []}
 
         async with span("judge"):
-            prompt, truncated = judge_prompt(trajectory, budget)
+            prompt, judge_log = judge_prompt(trajectory, budget)
+            note_cuts(attribution, judge_log)
             schema = step_schema(trajectory) if trajectory.label_kind == "step" else vector_schema(trajectory)
             messages = [ChatMessageSystem(content=system_prompt(trajectory)), ChatMessageUser(content=prompt)]
             output = await generate_answer(
@@ -123,12 +124,11 @@ def hybrid(
         usable = judge.valid or (trajectory.label_kind == "step" and judge.agent is not None)
         if not usable:
             record["outcome"] = "invalid"
-            attribution.truncated_steps = truncated
             for error in judge.errors:
                 attribution.invalid(f"judge: {error}")
         elif not judge.faulty:  # the legal "no fault" answer (vector data; unknown outcome)
             record["outcome"] = "no_fault"
-            attribution.reason, attribution.truncated_steps = judge.reason, truncated
+            attribution.reason = judge.reason
         else:
             chosen = set(judge.faulty)
             indices = [i for i in searchable_steps(trajectory) if trajectory.steps[i].agent in chosen]
@@ -137,7 +137,7 @@ def hybrid(
                 walk = await walk_steps(model, trajectory, indices, attribution, budget, structured_output)
             keep_exchange(state, walk)
             record["verdicts"] = walk.verdicts
-            attribution.truncated_steps = sorted(walk.truncated | set(truncated))
+            note_cuts(attribution, walk.cuts)
             if walk.flagged is not None:
                 record["outcome"] = "flagged"
                 attribution.reason = walk.verdicts[-1]["reason"]

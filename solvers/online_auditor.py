@@ -17,6 +17,11 @@ Protocol
 1. **Schedule.** The audited prefixes end at steps ``stride-1, 2*stride-1, ...`` and always at the
    last step ``n-1`` (:func:`prefix_schedule`): ``ceil(n / stride)`` prefixes. ``stride=1`` audits
    after every step. A coarse stride still localises to any step, since the alarm names the step.
+   ``stride=auto`` (default, :func:`auto_stride`) is 1 for logs of up to :data:`AUTO_PREFIXES`
+   steps and ``ceil(n / AUTO_PREFIXES)`` beyond, so no log gets more than ``AUTO_PREFIXES``
+   prompts: each prompt is within the render budget, so time and memory grow linearly with the
+   log, not quadratically (Inspect keeps every call's prompt in the sample's events). The stride
+   used is ``Attribution.stride``.
 2. **Walk** (span ``audit``), one of:
    - ``sequential``: prefix by prefix, stopping at the first valid alarm (fewest calls);
    - ``parallel``: every scheduled prefix at once with ``solvers._gather.gather``, at most
@@ -74,11 +79,14 @@ providers that put the schema first; the messages stay byte-identical prefixes);
 on ``who_and_when -T safe_controls=true`` (BENCHMARK.md): with the unbounded step most alarms name
 an unseen step and most samples end invalid, so the cache-friendly schema gives way by default.
 
-Render budget: a step longer than ``max_step_chars`` is cut in the middle; if the whole log would
-exceed ``max_log_chars``, one lower per-step limit, chosen once for the whole trajectory, applies
-to every prefix. That limit is the one departure from a strictly online view (it depends on the
-log's total length); it changes how much of a long step is shown, never which steps, and it is
-what keeps consecutive prompts byte-identical prefixes.
+Render budget (:class:`blame.render.PrefixLogs`): a step longer than ``max_step_chars`` is cut in
+the middle; if the whole log would exceed ``max_log_chars``, one lower per-step limit, chosen once
+for the whole trajectory, applies to every prefix. That limit is the one departure from a strictly
+online view (it depends on the log's total length); it changes how much of a long step is shown,
+never which steps, and it is what keeps consecutive prompts byte-identical prefixes. A log that
+does not fit even at the limit 0 (headers only) has each prefix rendered on its own, a long one
+with steps omitted (``Attribution.omitted_steps``, ``over_budget``), without the byte-identical
+prefixes.
 
 Cost per trajectory of n steps with stride s: parallel makes ``ceil(n/s)`` calls; sequential
 makes ``j`` calls when the first valid alarm comes at the j-th scheduled prefix (all ``ceil(n/s)``
@@ -100,6 +108,7 @@ other LLM method of the suite, else the evaluated model.
 from __future__ import annotations
 
 import sys
+import math
 from typing import Any, Literal, NamedTuple
 
 import anyio
@@ -113,12 +122,12 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
-from blame.arguments import as_bool, as_choice, as_int, refuse_unknown
+from blame.arguments import as_bool, as_choice, as_int, invalid_argument, refuse_unknown
 from blame.render import (
+    PrefixLogs,
     RenderBudget,
     inline_list,
-    join_blocks,
-    render_prefix_blocks,
+    note_cuts,
     render_system,
     render_task,
 )
@@ -138,6 +147,8 @@ from solvers.all_at_once import candidate_agents
 Strategy = Literal["sequential", "parallel"]
 STRATEGIES: tuple[str, ...] = ("sequential", "parallel")
 STORE_KEY = "online_auditor"
+AUTO_PREFIXES = 200
+"""``stride=auto`` audits at most this many prefixes of a log (see "Schedule")."""
 """Sample-store key of the walk's details (schedule, audited prefixes, per-prefix usage)."""
 
 SYSTEM_PROMPT = """\
@@ -185,6 +196,18 @@ def prefix_schedule(n_steps: int, stride: int = 1) -> list[int]:
     return ends
 
 
+def auto_stride(n_steps: int) -> int:
+    """The stride of ``stride=auto``: 1 up to ``AUTO_PREFIXES`` steps, else ``ceil(n / AUTO_PREFIXES)``."""
+    return max(1, math.ceil(n_steps / AUTO_PREFIXES))
+
+
+def as_stride(value: Any) -> int | str:
+    """``value`` as the ``stride`` argument: ``auto`` or an integer >= 1."""
+    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        return value
+    raise invalid_argument("stride", value, "auto or an integer >= 1")
+
+
 def candidates(trajectory: Trajectory) -> list[str]:
     """Who an alarm may name: the agents on step-labelled data, every component on vector data."""
     return candidate_agents(trajectory) if trajectory.label_kind == "step" else trajectory.system.ids
@@ -204,9 +227,8 @@ def audit_header(trajectory: Trajectory, budget: RenderBudget) -> str:
     )
 
 
-def audit_messages(header: str, blocks: list[str], k: int) -> list[ChatMessage]:
-    """The messages of the call on the prefix ending at step ``k`` (see "Prompt layout")."""
-    log = join_blocks(blocks[: k + 1])
+def audit_messages(header: str, log: str, k: int) -> list[ChatMessage]:
+    """The messages of the call on the prefix ``log`` ending at step ``k`` (see "Prompt layout")."""
     text = f"{header}\n{log}\n\n{QUESTION.format(k=k)}"
     return [ChatMessageSystem(content=SYSTEM_PROMPT), ChatMessageUser(content=text)]
 
@@ -285,7 +307,7 @@ def _invalid_verdict(k: int, problem: str) -> PrefixVerdict:
 @solver
 def online_auditor(
     strategy: Strategy = "sequential",
-    stride: int = 1,
+    stride: int | str = "auto",
     max_concurrency: int = 8,
     structured_output: bool = True,
     bound_step: bool = True,
@@ -299,35 +321,39 @@ def online_auditor(
     Args:
         strategy: ``sequential`` (stop at the first valid alarm: fewest calls) or ``parallel``
             (every scheduled prefix at once: lowest latency). Same predictions for the same answers.
-        stride: audit after every ``stride`` steps (and always at the last step).
+        stride: audit after every ``stride`` steps (and always at the last step); ``auto``
+            (default): 1 up to ``AUTO_PREFIXES`` (200) steps, else ``ceil(n / 200)``.
         max_concurrency: at most this many calls in flight per sample in the parallel walk.
         structured_output: send the verdict's JSON schema as the response format; the text is
             parsed either way.
         bound_step: the alarm's step is an enum 0..k of the audited prefix (default; a schema per
             prefix), or False: an unbounded integer, one schema per trajectory.
-        max_step_chars: render budget per step, in characters (see ``render_prefix_blocks``).
+        max_step_chars: render budget per step, in characters (see ``blame.render.PrefixLogs``).
         max_log_chars: render budget for the whole log, in characters.
         max_prompt_chars: budget per agent system prompt shown to the auditor.
     """
     refuse_unknown(online_auditor, kwargs)
     structured_output = as_bool("structured_output", structured_output)
     strategy = as_choice("strategy", strategy, STRATEGIES)  # type: ignore[assignment]
-    stride = as_int("stride", stride, minimum=1)
+    stride = as_stride(stride)
     max_concurrency = as_int("max_concurrency", max_concurrency, minimum=1)
     bound_step = as_bool("bound_step", bound_step)
     budget = RenderBudget(max_step_chars, max_log_chars, max_prompt_chars)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         trajectory = model_view_from_state(state)
-        attribution = Attribution(method="online_auditor")
-        blocks, attribution.truncated_steps = render_prefix_blocks(trajectory, budget)
+        used = auto_stride(len(trajectory.steps)) if stride == "auto" else int(stride)
+        attribution = Attribution(method="online_auditor", stride=used)
+        prefixes = PrefixLogs(trajectory, budget)
         header = audit_header(trajectory, budget)
         open_schema = response_schema("audit_verdict", verdict_schema(trajectory))
         model = get_model(role="judge")
-        schedule = prefix_schedule(len(trajectory.steps), stride)
+        schedule = prefix_schedule(len(trajectory.steps), used)
 
         async def audit(k: int) -> PrefixCall:
-            messages = audit_messages(header, blocks, k)
+            log = prefixes.upto(k)
+            note_cuts(attribution, log)
+            messages = audit_messages(header, log.text, k)
             schema = None
             if structured_output:
                 schema = response_schema("audit_verdict", verdict_schema(trajectory, k)) if bound_step else open_schema
@@ -344,7 +370,7 @@ def online_auditor(
                 calls = await _walk_parallel(audit, schedule, max_concurrency)
 
         _fill(attribution, [c.verdict for c in calls])
-        _record(state, calls, strategy, stride, schedule)
+        _record(state, calls, strategy, used, schedule)
         save_attribution(state, attribution)
         return state
 

@@ -71,6 +71,9 @@ Calls per sample with A personas, R rounds, Q_r questions asked in round r:
 C0: A; C1, C2: 2A; C3: 2A + R*[A >= 2]*A + sum_r Q_r, with Q_r <= A*min(max_questions, A-1);
 plus 1 for ``hazard_space="constructed"``.
 
+Models: role ``persona`` for every persona call, else role ``judge`` when only that is bound (with
+a warning: ``solvers._roles``), else the evaluated model; role ``constructor`` builds the space.
+
 Label access: the prompts are built only from ``model_view_from_state``. The one exception is
 ``top_k_from_label``: after every model call, Phase V reads the true number of faults k from
 ``trajectory_from_state`` and predicts the top k components, ranked as ``agent`` is.
@@ -111,6 +114,7 @@ from blame.render import (
     fence,
     inline,
     inline_list,
+    note_cuts,
     render_steps,
     render_system,
     render_task,
@@ -139,6 +143,7 @@ from solvers._persona_answers import (
     report_schema,
     vote_schema,
 )
+from solvers._roles import role_model
 
 logger = logging.getLogger(__name__)
 
@@ -283,11 +288,11 @@ class _Session:
 
     def _build_turns(self, view: PersonaView, budget: RenderBudget) -> None:
         """The shared context turn and each persona's turn; records the steps that were cut."""
-        trajectory, truncated = self.trajectory, set()
-        log = OWN_LOG
+        trajectory, log = self.trajectory, OWN_LOG
         whole = render_steps(trajectory.steps, budget)
         if view == "full":
-            log, truncated = FULL_LOG.format(log=whole.text), set(whole.truncated_steps)
+            log = FULL_LOG.format(log=whole.text)
+            note_cuts(self.attribution, whole)
         self.context = ChatMessageUser(
             content=CONTEXT.format(
                 outcome=situation(trajectory),
@@ -302,14 +307,13 @@ class _Session:
             if view in ("own", "reference"):  # the view first: views that start alike share that prefix
                 steps = persona_steps(trajectory, agent.id, "own")
                 rendered = render_steps(steps, budget)
-                truncated |= set(rendered.truncated_steps)
+                note_cuts(self.attribution, rendered)
                 parts.insert(0, OWN_STEPS.format(log=rendered.text) if steps else NO_STEPS)
             self.personas[agent.id] = ChatMessageUser(content="\n\n".join(parts))
             if view == "reference":  # the self-assessment reads the whole log (the reference's Phase 1)
-                truncated |= set(whole.truncated_steps)
+                note_cuts(self.attribution, whole)
                 parts[0] = FULL_LOG.format(log=whole.text)
                 self.assessing[agent.id] = ChatMessageUser(content="\n\n".join(parts))
-        self.attribution.truncated_steps = sorted(truncated)
 
     def schema(self, name: str, schema: dict[str, Any]) -> ResponseSchema | None:
         return response_schema(name, schema) if self.structured else None
@@ -567,7 +571,7 @@ def poirot(
             save_attribution(state, attribution)
             return state
         session = _Session(
-            trajectory, space, mode, persona_view, get_model(role="persona"), structured_output, budget,
+            trajectory, space, mode, persona_view, role_model("persona", "poirot"), structured_output, budget,
             max_report_chars, attribution,
         )  # fmt: skip
         if mode != "C0":

@@ -84,6 +84,7 @@ from blame.render import (
     fence,
     inline,
     inline_list,
+    note_cuts,
     render_log,
     render_system,
     render_task,
@@ -458,7 +459,7 @@ def raffles(
         trajectory = model_view_from_state(state)
         attribution = Attribution(method="raffles")
         log = render_log(trajectory, budget)
-        attribution.truncated_steps = log.truncated_steps
+        note_cuts(attribution, log)
         judge_model, evaluator_model = get_model(role="judge"), get_model(role="evaluator")
         schema = response_schema("raffles_candidate", judge_schema(trajectory)) if structured_output else None
         history: list[dict[str, Any]] = []

@@ -39,9 +39,11 @@ Input tokens grow with the prefix, so a full walk costs O(n^2) log characters.
 
 Prompt layout (prefix caching): each call is [system, user: task + system + log up to step i +
 question]. The log is rendered step by step with the one per-step limit that fits the *whole*
-log into the render budget (``blame.render.render_prefix_blocks``, as the online auditor does),
-and its heading does not name i, so the prompt for step i equals the prompt for any later step
-up to the end of step i: a prefix-caching server prefills only the new steps and the question.
+log into the render budget (``blame.render.PrefixLogs``, as the online auditor does), and its
+heading does not name i, so the prompt for step i equals the prompt for any later step up to the
+end of step i: a prefix-caching server prefills only the new steps and the question. A log over
+budget even at that limit 0 has each prefix rendered on its own, with steps omitted; the
+Attribution records them (``omitted_steps``, ``over_budget``).
 
 Departures from the original code, on purpose: real step numbers in every prompt (the original's
 "(Step {idx})" sentence was not an f-string, so the literal ``{idx}`` reached the model); the
@@ -71,10 +73,11 @@ from inspect_ai.util import span
 
 from blame.arguments import as_bool, refuse_unknown
 from blame.render import (
+    PrefixLogs,
     RenderBudget,
+    RenderedLog,
     inline,
-    join_blocks,
-    render_prefix_blocks,
+    note_cuts,
     render_steps,
     render_system,
     render_task,
@@ -164,11 +167,11 @@ def parse_yes_no(text: str, key: str) -> tuple[bool | None, str, list[str]]:
     return None, "", [f"no JSON object with '{key}' and no leading yes/no in the answer"]
 
 
-def context_prompt(trajectory: Trajectory, steps: list[Step], budget: RenderBudget, heading: str, question: str) -> tuple[str, list[int]]:
+def context_prompt(trajectory: Trajectory, steps: list[Step], budget: RenderBudget, heading: str, question: str) -> tuple[str, RenderedLog]:
     """One user turn: task, system, ``steps`` rendered under ``heading``, then ``question``;
-    and the steps whose content was cut to fit ``budget``."""
+    and the rendered log (what was cut to fit ``budget``)."""
     log = render_steps(steps, budget)
-    return user_turn(trajectory, budget, f"{heading}\n{log.text}", question), log.truncated_steps
+    return user_turn(trajectory, budget, f"{heading}\n{log.text}", question), log
 
 
 def user_turn(trajectory: Trajectory, budget: RenderBudget, log_text: str, question: str) -> str:
@@ -197,7 +200,7 @@ class Walk:
         self.flagged: int | None = None
         self.verdicts: list[dict[str, Any]] = []
         self.overflow: str | None = None
-        self.truncated: set[int] = set()
+        self.cuts = RenderedLog("")  # what rendering the prefixes cut (blame.render.note_cuts)
         self.messages: list[ChatMessage] = []
         self.output: ModelOutput | None = None
 
@@ -225,14 +228,14 @@ async def walk_steps(
     template = template.replace("{situation}", situation(trajectory)).replace("{mistake}", mistake(trajectory))
     template = template.replace("{none}", "" if trajectory.outcome_known else NO_STEP)
     schema = response_schema("step_verdict", decisive_schema()) if structured_output else None
-    blocks, truncated = render_prefix_blocks(trajectory, budget)
+    prefixes = PrefixLogs(trajectory, budget)
     heading = f"Session log ({len(trajectory.steps)} steps in all, numbered from 0; shown up to the step in question):"
     for i in indices:
         step = trajectory.steps[i]
         async with span(f"step_{i}"):
-            log_text = heading + "\n" + join_blocks(blocks[: i + 1])
-            prompt = user_turn(trajectory, budget, log_text, template.format(i=i, agent=inline(step.agent)))
-            walk.truncated.update(t for t in truncated if t <= i)
+            log = prefixes.upto(i)
+            prompt = user_turn(trajectory, budget, f"{heading}\n{log.text}", template.format(i=i, agent=inline(step.agent)))
+            note_cuts(walk.cuts, log)
             messages: list[ChatMessage] = [ChatMessageSystem(content=system_prompt(trajectory)), ChatMessageUser(content=prompt)]
             output = await generate_answer(model, messages, attribution, phase=phase, schema=schema)
         walk.messages, walk.output = messages, output
@@ -266,7 +269,7 @@ def keep_exchange(state: TaskState, walk: Walk) -> None:
 def conclude_walk(walk: Walk, trajectory: Trajectory, attribution: Attribution) -> Attribution:
     """The step-by-step verdict from a finished walk (see the module docstring for the rules)."""
     asked = len(walk.verdicts)
-    attribution.truncated_steps = sorted(walk.truncated)
+    note_cuts(attribution, walk.cuts)
     if walk.flagged is not None:
         attribution.reason = walk.verdicts[-1]["reason"]
         return attribute_step(attribution, trajectory, walk.flagged)

@@ -69,7 +69,7 @@ from inspect_ai.tool import Tool, ToolError, tool
 from inspect_ai.util import span
 
 from blame.arguments import as_bool, as_int, refuse_unknown
-from blame.render import RenderBudget, fence, inline, inline_list, render_log
+from blame.render import RenderBudget, fence, inline, inline_list, note_cuts, render_log
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import book_usage, generate_answer, response_schema
@@ -230,7 +230,7 @@ def tool_caller(
         trajectory = model_view_from_state(state)
         attribution = Attribution(method="tool_caller", settings={"max_tool_calls": max_tool_calls})
         log = render_log(trajectory, budget)
-        attribution.truncated_steps = log.truncated_steps
+        note_cuts(attribution, log)
         calls = _Budget(max_tool_calls)
         tools = [
             judge_step_tool(get_model(role="judge"), trajectory, log.text, budget, attribution, calls, structured_output)

@@ -189,7 +189,7 @@ def test_prompt_layout_shares_the_growing_log():
     header = audit_header(t, RenderBudget())
     texts = []
     for k in range(5):
-        messages = audit_messages(header, blocks, k)
+        messages = audit_messages(header, join_blocks(blocks[: k + 1]), k)
         assert [m.role for m in messages] == ["system", "user"]
         assert messages[0].text == SYSTEM_PROMPT
         assert messages[-1].text.endswith(QUESTION.format(k=k))

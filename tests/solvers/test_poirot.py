@@ -771,3 +771,16 @@ def test_inspect_cli(task_file: str, extra: list[str], tmp_path: Any) -> None:
         assert {k: str(attribution.settings[k]).lower() for k in settings} == {
             k: v.lower() for k, v in settings.items()
         }
+
+
+def test_persona_falls_back_to_the_judge_role_with_a_warning(tmp_path: Any) -> None:
+    """With only ``judge`` bound (a sweep's --model-role judge=...), the personas are the judge's
+    model, and the eval log says so in a warning; with ``persona`` bound there is no warning."""
+    sample = _run(_plant(), "offline/invalid", tmp_path / "judge", model_roles={"judge": Script().model()})
+    assert {e.role for e in _model_events(sample)} == {"judge"}
+    assert _saved(sample).valid
+    warnings = [e.message.message for e in sample.events if e.event == "logger" and e.message.level == "warning"]
+    assert any("poirot: no model bound to role 'persona'" in w and "'judge'" in w for w in warnings), warnings
+    bound = _run(_plant(), "offline/invalid", tmp_path / "persona", model_roles={"persona": Script().model(), "judge": Script().model()})
+    assert {e.role for e in _model_events(bound)} == {"persona"}
+    assert not [e for e in bound.events if e.event == "logger" and "role 'persona'" in e.message.message]
