@@ -63,7 +63,9 @@ walk's maximum) is above the target everywhere.
 
 **Schema-first.** Providers that put the response schema before the messages (OpenAI structured
 outputs, gpt-oss's harmony developer message) re-read the whole prompt whenever the schema
-changes. The auditor keeps one schema per trajectory (schema-first = sent-before). POIROT
+changes. The auditor's default `bound_step=true` sends one schema per prefix (the alarm's step
+is an enum 0..k), so such a provider re-reads each prefix from the schema on; `-S
+bound_step=false` keeps one schema per trajectory (schema-first = sent-before). POIROT
 changes it per phase (report, questions with a per-persona peer enum, vote), so with such a
 provider its reuse collapses (the schema-first number in the reuse cells); options: `-S
 structured_output=false`, or one schema per sample (a union of the phase schemas; not

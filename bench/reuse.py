@@ -12,9 +12,9 @@ from typing import Any
 from inspect_ai.event import ModelEvent
 
 from bench.configs import BUDGET, TASKS
-from blame.render import END_OF_LOG, render_prefix_blocks, render_steps
+from blame.render import END_OF_LOG, PrefixLogs, render_steps
 from blame.state import trajectory_from_metadata
-from solvers.online_auditor import audit_header, audit_messages, prefix_schedule
+from solvers.online_auditor import audit_header, audit_messages, auto_stride, prefix_schedule
 from solvers.poirot import persona_steps
 
 LOG_END = f"\n\n{END_OF_LOG}"
@@ -133,9 +133,10 @@ def walk_reuse(task_name: str) -> dict[str, tuple[float, float]]:
     for sample in TASKS[task_name]().dataset:
         t = trajectory_from_metadata(sample.metadata)
         view = t.model_view()
-        blocks, _ = render_prefix_blocks(view, BUDGET)
+        prefixes = PrefixLogs(view, BUDGET)
         header = audit_header(view, BUDGET)
-        texts = [rendered_call_messages(audit_messages(header, blocks, k)) for k in prefix_schedule(len(view.steps))]
+        schedule = prefix_schedule(len(view.steps), auto_stride(len(view.steps)))
+        texts = [rendered_call_messages(audit_messages(header, prefixes.upto(k).text, k)) for k in schedule]
         stops = {"full walk": len(texts)}
         if t.label is not None and t.label.step is not None:
             stops["labelled step"] = t.label.step + 1

@@ -68,18 +68,18 @@ def test_layout_check_of_the_auditor_follows_its_rendered_prompts() -> None:
     log: every consecutive pair shares everything before the shorter prompt's marker; a prompt
     whose log differs before that point fails the check."""
     from bench.configs import TASKS
-    from blame.render import RenderBudget, render_prefix_blocks
+    from blame.render import RenderBudget, join_blocks, render_prefix_blocks
     from blame.state import trajectory_from_metadata
     from solvers.online_auditor import audit_header, audit_messages
 
     trajectory = trajectory_from_metadata(TASKS["ww_hc"]().dataset[0].metadata)
     blocks, _ = render_prefix_blocks(trajectory)
     header = audit_header(trajectory, RenderBudget())
-    events = [call(*(m.text for m in audit_messages(header, blocks, k))) for k in range(4)]
+    events = [call(*(m.text for m in audit_messages(header, join_blocks(blocks[: k + 1]), k))) for k in range(4)]
     assert all(LOG_END in rendered_call(e) for e in events)
     assert layout_check("auditor[seq]", events) == (3, 3)
     changed = blocks[0][:-1] + ("A" if blocks[0][-1] != "A" else "B")  # same length, other last character
-    forged = call(*(m.text for m in audit_messages(header, [changed, *blocks[1:]], 2)))
+    forged = call(*(m.text for m in audit_messages(header, join_blocks([changed, *blocks[1:3]]), 2)))
     assert layout_check("auditor[seq]", [events[0], events[1], forged, events[3]]) == (1, 3)
 
 
