@@ -16,6 +16,12 @@ DASH = "–"
 """Shown for a value that does not exist (no trials, division by zero, not estimable)."""
 
 
+def short(text: str, limit: int = 60) -> str:
+    """A user's value echoed in a one-line message: cut to ``limit`` characters, saying how long it was."""
+    text = str(text).replace("\r", "\\r").replace("\n", "\\n")
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def _missing(x: object) -> bool:
     if x is None or x is pd.NA:
         return True

@@ -10,8 +10,9 @@ Which logs are used
 :func:`read_logs` lists a directory with ``inspect_ai.log.list_eval_logs`` (recursively) and
 reads the logs in sorted path order, one at a time, printing one progress line per log to
 stderr. A log whose status is not ``success`` (error, cancelled, started) or that cannot be read
-is skipped with a warning and listed in :attr:`LogSet.logs` with the reason; so is a log that
-holds no samples (``--no-log-samples``). None of them stops the report.
+(or is no regular file) is skipped with a warning and listed in :attr:`LogSet.logs` with the
+reason; so is a log that holds no samples (``--no-log-samples``) or no suite sample (a foreign
+task: no trajectory in any sample's metadata). None of them stops the report.
 
 The sample frame (:data:`SAMPLE_COLUMNS`, one row per sample and epoch)
 -------------------------------------------------------------------
@@ -398,9 +399,12 @@ def read_logs(
         rel = _relative(path, root)
         if progress is not None:
             print(f"[{i}/{len(paths)}] {rel}", file=progress, flush=True)
-        record = LogRecord(path=rel, sha256=_sha256(path), bytes=Path(path).stat().st_size, status="", used=False)
+        record = LogRecord(path=rel, sha256="", bytes=0, status="unreadable", used=False)
         records.append(record)
         try:
+            if not Path(path).is_file():  # a dangling link, a folder or a pipe named *.eval
+                raise OSError(f"not a regular file: {rel}")
+            record.sha256, record.bytes = _sha256(path), Path(path).stat().st_size
             header = read_eval_log(path, header_only=True)
         except Exception as e:  # a corrupt or foreign file: skip it, never stop the report
             record.status, record.reason = "unreadable", f"{type(e).__name__}: {e}"
@@ -420,8 +424,9 @@ def read_logs(
             record.reason = f"cannot read samples ({type(e).__name__}: {e})"
             _warn(f"skipping {rel}: {record.reason}")
             continue
-        if df.empty:
-            record.reason = "no samples in the log (run with --no-log-samples?)"
+        if df.empty or "s_components" not in df or df["s_components"].isna().all():
+            record.reason = ("no samples in the log (run with --no-log-samples?)" if df.empty
+                             else "not a BLAME-bench task (no trajectory in its samples' metadata)")
             _warn(f"skipping {rel}: {record.reason}")
             continue
         record.used, record.samples = True, len(df)

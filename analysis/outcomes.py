@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from analysis._format import short
+
 __all__ = ["DEFAULT_OUTCOMES", "OutcomeError", "align_votes", "choose_outcomes", "parse_metric_args"]
 
 DEFAULT_OUTCOMES: Mapping[str, str] = {"who_and_when": "attribution.agent"}
@@ -45,7 +47,7 @@ def parse_metric_args(values: Iterable[str]) -> dict[str, str]:
     for value in values:
         benchmark, sep, key = value.partition("=")
         if not sep or not benchmark or "." not in key:
-            raise OutcomeError(f"--metric {value!r}: expected BENCHMARK=SCORER.KEY, e.g. who_and_when=attribution.agent")
+            raise OutcomeError(f"--metric {short(value)!r}: expected BENCHMARK=SCORER.KEY, e.g. who_and_when=attribution.agent")
         out[benchmark] = key
     return out
 
@@ -89,7 +91,8 @@ def choose_outcomes(samples: pd.DataFrame, chosen: Mapping[str, str]) -> tuple[p
     benchmarks = sorted(out["benchmark"].astype(str).unique()) if len(out) else []
     for prefix in chosen:
         if not any(_match(b, [prefix]) for b in benchmarks):
-            raise OutcomeError(f"--metric {prefix}=...: no benchmark {prefix!r} in these logs (present: {', '.join(benchmarks) or 'none'})")
+            raise OutcomeError(f"--metric {short(prefix)}=...: no benchmark {short(prefix)!r} in these logs "
+                               f"(present: {', '.join(benchmarks) or 'none'})")
     outcomes: dict[str, str] = {}
     for benchmark in benchmarks:
         rows = out["benchmark"].astype(str) == benchmark
@@ -100,13 +103,31 @@ def choose_outcomes(samples: pd.DataFrame, chosen: Mapping[str, str]) -> tuple[p
         usable = column is not None and column in out and out.loc[rows, column].notna().any() and is_accuracy(key)
         if user and not usable:
             valid = ", ".join(_binary_keys(out[rows])) or "none"
-            raise OutcomeError(f"--metric {user}={key}: {benchmark} has no per-sample accuracy {key!r} (valid: {valid})")
+            raise OutcomeError(f"--metric {short(user)}={short(key)}: {benchmark} has no per-sample accuracy "
+                               f"{short(key)!r} (valid: {valid})")
         if usable:
             out.loc[rows, "correct"] = out.loc[rows, column].astype(float)
             out.loc[rows, "outcome"] = key
         headline = out.loc[rows, "outcome"].dropna()
         outcomes[benchmark] = str(headline.iloc[0]) if len(headline) else ""
+    _check_proportions(out)
     return out, outcomes
+
+
+def _check_proportions(samples: pd.DataFrame) -> None:
+    """Raise :class:`OutcomeError` naming log, sample, epoch and score key for the first accuracy
+    score or outcome value (``correct``) that is not finite or outside [0, 1] (a hand-edited log)."""
+    columns = [c for c in samples.columns if "_" in c and is_accuracy(c.replace("_", ".", 1))] + ["correct"]
+    for column in columns:
+        values = pd.to_numeric(samples[column], errors="coerce")
+        bad = samples[values.notna() & ~values.between(0.0, 1.0)]
+        if len(bad):
+            row = bad.iloc[0]
+            key = column.replace("_", ".", 1) if column != "correct" else str(row.get("outcome") or "correct")
+            raise OutcomeError(
+                f"log {row['log']}, sample {row['case']!r} epoch {row['epoch']}: score {key} = {row[column]} is not a "
+                f"proportion in [0, 1] ({len(bad)} such sample-epoch(s)); fix or remove that log"
+            )
 
 
 def align_votes(votes: pd.DataFrame, samples: pd.DataFrame, outcomes: Mapping[str, str]) -> pd.DataFrame:

@@ -34,7 +34,9 @@ records the command line; no generation time is written anywhere).
 
 A directory that holds files but no manifest from an earlier ``blame report`` is refused, so a
 report never overwrites unrelated files; an earlier report's ``frames/``, ``tables/`` and
-``figures/`` are removed first, so no stale figure survives.
+``figures/`` are removed first, so no stale figure survives (a symlink among them is removed, never
+followed). What cannot be reported (``analysis.logdir``; every sample errored; a score that is no
+proportion, ``analysis.outcomes``) and an ``--out`` that cannot be written are one-line ReportErrors.
 """
 
 from __future__ import annotations
@@ -44,21 +46,22 @@ import json
 import platform
 import shutil
 import sys
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
 import pandas as pd
 
 from analysis import figures as figs
-from analysis._format import markdown_table, write_csv, write_text
+from analysis._format import markdown_table, short, write_csv, write_text
 from analysis.accuracy import accuracy_markdown, accuracy_table
 from analysis.agreement import agreement_markdown, annotation_agreement, method_agreement
 from analysis.complexity import add_complexity, complexity_frame
 from analysis.family import confirmatory_family
-from analysis.frames import read_logs
+from analysis.logdir import LogDirError, read_usable_logs
 from analysis.outcomes import OutcomeError, align_votes, choose_outcomes
 from analysis.power import power_from_samples, power_markdown
 from analysis.regressions import regressions
@@ -87,7 +90,7 @@ OWNED: tuple[str, ...] = ("frames", "tables", "figures", "report.md", "manifest.
 
 
 class ReportError(Exception):
-    """A report cannot be made (no logs, no usable logs, a foreign output directory)."""
+    """A report cannot be made (no usable logs, a score out of range, a foreign or unwritable output directory)."""
 
 
 @dataclass
@@ -109,7 +112,19 @@ def _versions() -> dict[str, str]:
     return versions
 
 
+@contextmanager
+def _writing(out: Path) -> Iterator[None]:
+    """An OSError while preparing or writing ``out`` as a one-line ReportError naming --out."""
+    try:
+        yield
+    except OSError as error:
+        where = f" {error.filename}" if error.filename and str(error.filename) != str(out) else ""
+        raise ReportError(f"--out {out}: cannot write{where} ({error.strerror or error})") from error
+
+
 def _prepare_out(out: Path) -> None:
+    """``out`` new, empty, or an earlier report whose own entries (:data:`OWNED`) are removed; a
+    symlink among them is removed, never followed. ReportError for anything else."""
     if out.exists() and not out.is_dir():
         raise ReportError(f"--out {out} exists and is not a directory")
     if out.is_dir() and any(out.iterdir()):
@@ -125,10 +140,10 @@ def _prepare_out(out: Path) -> None:
             )
         for name in OWNED:
             target = out / name
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
+            if target.is_symlink() or target.is_file():
                 target.unlink()
+            elif target.is_dir():
+                shutil.rmtree(target)
     out.mkdir(parents=True, exist_ok=True)
 
 
@@ -153,37 +168,35 @@ def run_report(
     ``treatments``: the methods compared with ``baseline`` (None: :data:`DEFAULT_BASELINE`) in
     Table 1 and the confirmatory family (``analysis.family``); None: every method in the logs but
     the baseline. Raises :class:`ReportError` with a user-facing message when there is nothing to
-    report or a method named explicitly is in no log (the default baseline may be absent: Table 1
+    report, a score is no proportion, ``out`` cannot be written, or a method named explicitly is in no log (the default baseline may be absent: Table 1
     then says the comparison is unavailable).
     """
     if se not in ("cluster", "model"):
         raise ReportError(f"--se must be 'cluster' or 'model', got {se!r}")
-    root = Path(log_dir)
-    if not root.is_dir():
-        raise ReportError(f"log directory {str(log_dir)!r} does not exist")
     out_dir = Path(out)
     notes: list[str] = []
-    logset = read_logs(root, progress=progress)
+    try:
+        logset = read_usable_logs(log_dir, progress)
+    except LogDirError as e:
+        raise ReportError(str(e)) from e
     used = [r for r in logset.logs if r.used]
-    if not logset.logs:
-        raise ReportError(f"no eval logs (*.eval, *.json) found under {log_dir}")
-    if not used:
-        raise ReportError(
-            f"none of the {len(logset.logs)} eval log(s) under {log_dir} is usable: "
-            + "; ".join(f"{r.path}: {r.reason}" for r in logset.logs)
-        )
     notes.extend(logset.warnings)
     try:
         samples, outcomes = choose_outcomes(logset.samples, metrics or {})
     except OutcomeError as e:
         raise ReportError(str(e)) from e
+    errored = samples["sample_error"] != ""
+    if errored.all():
+        raise ReportError(f"every one of the {len(samples)} sample-epoch(s) in the usable log(s) errored, so no trial "
+                          f"is scored (the first: {short(samples['sample_error'].iloc[0].splitlines()[0], 200)})")
     methods = sorted(set(samples["method"].astype(str)))
     named = [baseline] if baseline is not None else []
     baseline = baseline if baseline is not None else DEFAULT_BASELINE
     for option, names in (("--baseline", named), ("--treatment", list(treatments or []))):
         unknown = [n for n in names if n not in methods]
         if unknown:
-            raise ReportError(f"{option} {', '.join(unknown)}: no such method in these logs (present: {', '.join(methods)})")
+            raise ReportError(f"{option} {', '.join(map(short, unknown))}: no such method in these logs "
+                              f"(present: {', '.join(methods)})")
     treatments = treatment_methods(samples, treatments, baseline)
     votes = align_votes(logset.votes, samples, outcomes)
     notes.extend(_unscored_notes(samples))
@@ -197,141 +210,142 @@ def run_report(
     except ValueError as e:
         raise ReportError(str(e)) from e
 
-    _prepare_out(out_dir)
-    written: list[Path] = []
+    with _writing(out_dir):
+        _prepare_out(out_dir)
+        written: list[Path] = []
 
-    def csv(frame: pd.DataFrame, rel: str) -> None:
-        write_csv(frame, out_dir / rel)
-        written.append(out_dir / rel)
+        def csv(frame: pd.DataFrame, rel: str) -> None:
+            write_csv(frame, out_dir / rel)
+            written.append(out_dir / rel)
 
-    def text(body: str, rel: str) -> None:
-        write_text(body, out_dir / rel)
-        written.append(out_dir / rel)
+        def text(body: str, rel: str) -> None:
+            write_text(body, out_dir / rel)
+            written.append(out_dir / rel)
 
-    csv(samples, "frames/samples.csv")
-    csv(votes, "frames/votes.csv")
-    csv(complexity, "frames/complexity.csv")
+        csv(samples, "frames/samples.csv")
+        csv(votes, "frames/votes.csv")
+        csv(complexity, "frames/complexity.csv")
 
-    t1, unavailable = table1(samples, treatments, baseline)
-    reg = regressions(samples, baseline_method=baseline, se=se)
-    t1, reg, family = confirmatory_family(t1, reg, samples, treatments)
-    csv(t1, "tables/table1.csv")
-    t1_md = table1_markdown(t1, unavailable, baseline, len(family))
-    text(t1_md, "tables/table1.md")
-    t1b_md = table1_markdown(t1, unavailable, baseline, len(family), label_informed=True)
-    text(t1b_md, "tables/table1_label_informed.md")
-    accuracy = accuracy_table(samples)
-    csv(accuracy, "tables/accuracy.csv")
-    accuracy_md = accuracy_markdown(accuracy)
-    text(accuracy_md, "tables/accuracy.md")
-    csv(agreement, "tables/agreement.csv")
-    csv(agreement_methods, "tables/agreement_methods.csv")
-    agreement_md = agreement_markdown(agreement, agreement_methods)
-    text(agreement_md, "tables/agreement.md")
+        t1, unavailable = table1(samples, treatments, baseline)
+        reg = regressions(samples, baseline_method=baseline, se=se)
+        t1, reg, family = confirmatory_family(t1, reg, samples, treatments)
+        csv(t1, "tables/table1.csv")
+        t1_md = table1_markdown(t1, unavailable, baseline, len(family))
+        text(t1_md, "tables/table1.md")
+        t1b_md = table1_markdown(t1, unavailable, baseline, len(family), label_informed=True)
+        text(t1b_md, "tables/table1_label_informed.md")
+        accuracy = accuracy_table(samples)
+        csv(accuracy, "tables/accuracy.csv")
+        accuracy_md = accuracy_markdown(accuracy)
+        text(accuracy_md, "tables/accuracy.md")
+        csv(agreement, "tables/agreement.csv")
+        csv(agreement_methods, "tables/agreement_methods.csv")
+        agreement_md = agreement_markdown(agreement, agreement_methods)
+        text(agreement_md, "tables/agreement.md")
 
-    q_acc, q_gain = quartile_accuracy(samples), quartile_gains(samples, treatments, baseline)
-    csv(q_acc, "tables/quartiles.csv")
-    csv(q_gain, "tables/quartile_gains.csv")
-    q_md = quartiles_markdown(q_acc, q_gain, complexity, complexity_notes, outcomes)
-    text(q_md, "tables/quartiles.md")
+        q_acc, q_gain = quartile_accuracy(samples), quartile_gains(samples, treatments, baseline)
+        csv(q_acc, "tables/quartiles.csv")
+        csv(q_gain, "tables/quartile_gains.csv")
+        q_md = quartiles_markdown(q_acc, q_gain, complexity, complexity_notes, outcomes)
+        text(q_md, "tables/quartiles.md")
 
-    ww = who_and_when_table(samples)
-    csv(ww, "tables/who_and_when.csv")
-    ww_md = who_and_when_markdown(ww)
-    text(ww_md, "tables/who_and_when.md")
+        ww = who_and_when_table(samples)
+        csv(ww, "tables/who_and_when.csv")
+        ww_md = who_and_when_markdown(ww)
+        text(ww_md, "tables/who_and_when.md")
 
-    csv(reg, "tables/regressions.csv")
-    reg_md = regressions_markdown(reg, se, len(family))
-    text(reg_md, "tables/regressions.md")
+        csv(reg, "tables/regressions.csv")
+        reg_md = regressions_markdown(reg, se, len(family))
+        text(reg_md, "tables/regressions.md")
 
-    power = power_from_samples(samples, baseline)
-    csv(power, "tables/power.csv")
-    power_md = power_markdown(power)
-    text(power_md, "tables/power.md")
+        power = power_from_samples(samples, baseline)
+        csv(power, "tables/power.csv")
+        power_md = power_markdown(power)
+        text(power_md, "tables/power.md")
 
-    tolerance, length = step_tolerance(samples), log_length(samples)
-    dimensions, auditing = per_dimension_table(samples), auditing_table(samples)
-    for frame, name in ((tolerance, "tolerance"), (length, "log_length"), (dimensions, "per_dimension"),
-                        (auditing, "auditing")):
-        csv(frame, f"tables/{name}.csv")
-    views_md = views_markdown(tolerance, length, dimensions, auditing)
-    text(views_md, "tables/views.md")
+        tolerance, length = step_tolerance(samples), log_length(samples)
+        dimensions, auditing = per_dimension_table(samples), auditing_table(samples)
+        for frame, name in ((tolerance, "tolerance"), (length, "log_length"), (dimensions, "per_dimension"),
+                            (auditing, "auditing")):
+            csv(frame, f"tables/{name}.csv")
+        views_md = views_markdown(tolerance, length, dimensions, auditing)
+        text(views_md, "tables/views.md")
 
-    figure_lines: list[str] = []
-    if figures:
-        folder = out_dir / "figures"
-        attempts = [
-            ("accuracy_by_model", lambda: figs.fig_accuracy_by_model(samples, folder, treatments, baseline)),
-            ("gain_by_quartile", lambda: figs.fig_gain_by_quartile(q_gain, folder, outcomes)),
-            ("accuracy_quartile_agents", lambda: figs.fig_accuracy_quartile_agents(samples, folder, treatments, baseline)),
-            ("vote_accuracy", lambda: figs.fig_vote_accuracy(votes, folder, outcomes)),
-            ("radial", lambda: figs.fig_radial(samples, votes, folder, treatments, baseline)),
-            ("step_tolerance", lambda: figs.fig_step_tolerance(tolerance, folder)),
-            ("far_vs_step_acc", lambda: figs.fig_far_vs_step_acc(auditing, folder)),
+        figure_lines: list[str] = []
+        if figures:
+            folder = out_dir / "figures"
+            attempts = [
+                ("accuracy_by_model", lambda: figs.fig_accuracy_by_model(samples, folder, treatments, baseline)),
+                ("gain_by_quartile", lambda: figs.fig_gain_by_quartile(q_gain, folder, outcomes)),
+                ("accuracy_quartile_agents", lambda: figs.fig_accuracy_quartile_agents(samples, folder, treatments, baseline)),
+                ("vote_accuracy", lambda: figs.fig_vote_accuracy(votes, folder, outcomes)),
+                ("radial", lambda: figs.fig_radial(samples, votes, folder, treatments, baseline)),
+                ("step_tolerance", lambda: figs.fig_step_tolerance(tolerance, folder)),
+                ("far_vs_step_acc", lambda: figs.fig_far_vs_step_acc(auditing, folder)),
+            ]
+            for name, draw in attempts:
+                try:
+                    stems = draw()
+                except figs.Unavailable as e:
+                    figure_lines.append(f"- `{name}`: not drawn: {e}.")
+                    continue
+                for stem in [stems] if isinstance(stems, str) else stems:
+                    written.extend([folder / f"{stem}.png", folder / f"{stem}.pdf"])
+                    figure_lines.append(f"- `{stem}` ([PDF](figures/{stem}.pdf))\n\n  ![{stem}](figures/{stem}.png)")
+        else:
+            figure_lines.append("- not drawn (--no-figures)")
+
+        logs_table = pd.DataFrame([
+            {"log": r.path, "task": r.task or "–", "model": r.model or "–", "status": r.status,
+             "samples": r.samples if r.used else "–", "used": "yes" if r.used else f"no: {r.reason}"}
+            for r in logset.logs
+        ])
+        summary = [
+            "# BLAME-bench analysis report\n",
+            f"{len(used)} of {len(logset.logs)} eval log(s) used, {len(samples)} sample-epochs, "
+            f"{samples['benchmark'].nunique()} benchmark(s), {samples['model'].nunique()} model(s), "
+            f"protocols: {', '.join(sorted(samples['protocol'].unique()))}. Treatment methods "
+            f"{', '.join(f'`{t}`' for t in treatments) or 'none'}, baseline method `{baseline}`, standard errors: "
+            + ("clustered by case (CR3, t(G-1))." if se == "cluster" else "model-based.")
+            + " Outcomes: " + (", ".join(f"{b} `{o or '–'}`" for b, o in sorted(outcomes.items())) or "none") + "."
+            + " Provenance (hashes, versions, command) is in manifest.json.\n",
         ]
-        for name, draw in attempts:
-            try:
-                stems = draw()
-            except figs.Unavailable as e:
-                figure_lines.append(f"- `{name}`: not drawn: {e}.")
-                continue
-            for stem in [stems] if isinstance(stems, str) else stems:
-                written.extend([folder / f"{stem}.png", folder / f"{stem}.pdf"])
-                figure_lines.append(f"- `{stem}` ([PDF](figures/{stem}.pdf))\n\n  ![{stem}](figures/{stem}.png)")
-    else:
-        figure_lines.append("- not drawn (--no-figures)")
+        if notes:
+            summary.append("Notes:\n\n" + "\n".join(f"- {n}" for n in notes) + "\n")
+        body = "\n".join([
+            *summary,
+            "## Logs\n",
+            markdown_table(logs_table, align=["l", "l", "l", "l", "r", "l"]),
+            "## Confirmatory family\n",
+            _family_text(family),
+            _demote(t1_md), _demote(t1b_md), _demote(accuracy_md), _demote(agreement_md), _demote(power_md), _demote(q_md), _demote(ww_md),
+            _demote(reg_md), _demote(views_md),
+            "## Figures\n",
+            "\n".join(figure_lines) + "\n",
+        ])
+        text(body, "report.md")
 
-    logs_table = pd.DataFrame([
-        {"log": r.path, "task": r.task or "–", "model": r.model or "–", "status": r.status,
-         "samples": r.samples if r.used else "–", "used": "yes" if r.used else f"no: {r.reason}"}
-        for r in logset.logs
-    ])
-    summary = [
-        "# BLAME-bench analysis report\n",
-        f"{len(used)} of {len(logset.logs)} eval log(s) used, {len(samples)} sample-epochs, "
-        f"{samples['benchmark'].nunique()} benchmark(s), {samples['model'].nunique()} model(s), "
-        f"protocols: {', '.join(sorted(samples['protocol'].unique()))}. Treatment methods "
-        f"{', '.join(f'`{t}`' for t in treatments) or 'none'}, baseline method `{baseline}`, standard errors: "
-        + ("clustered by case (CR3, t(G-1))." if se == "cluster" else "model-based.")
-        + " Outcomes: " + (", ".join(f"{b} `{o or '–'}`" for b, o in sorted(outcomes.items())) or "none") + "."
-        + " Provenance (hashes, versions, command) is in manifest.json.\n",
-    ]
-    if notes:
-        summary.append("Notes:\n\n" + "\n".join(f"- {n}" for n in notes) + "\n")
-    body = "\n".join([
-        *summary,
-        "## Logs\n",
-        markdown_table(logs_table, align=["l", "l", "l", "l", "r", "l"]),
-        "## Confirmatory family\n",
-        _family_text(family),
-        _demote(t1_md), _demote(t1b_md), _demote(accuracy_md), _demote(agreement_md), _demote(power_md), _demote(q_md), _demote(ww_md),
-        _demote(reg_md), _demote(views_md),
-        "## Figures\n",
-        "\n".join(figure_lines) + "\n",
-    ])
-    text(body, "report.md")
-
-    manifest = {
-        "generator": GENERATOR,
-        "command": command,
-        "log_dir": str(log_dir),
-        "options": {"treatments": list(treatments), "baseline": baseline, "se": se, "figures": figures,
-                    "metrics": dict(sorted((metrics or {}).items())), "seed": SEED},
-        "outcomes": dict(sorted(outcomes.items())),
-        "configs": {c: json.loads(j) for c, j in sorted(set(zip(samples["config"], samples["config_contents"])))},
-        "multiplicity": {
-            "rule": "Holm over the confirmatory family: per named label-free treatment and benchmark, Table 1's "
-                    "overall comparison (per configuration) and M1's protocol x quartile interaction; every "
-                    "other p-value is exploratory",
-            "family": family,
-        },
-        "packages": _versions(),
-        "logs": [asdict(r) for r in logset.logs],
-        "notes": notes + complexity_notes,
-        "outputs": {p.relative_to(out_dir).as_posix(): _sha256(p) for p in sorted(written)},
-    }
-    write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False), out_dir / "manifest.json")
-    files = sorted(p.relative_to(out_dir).as_posix() for p in written) + ["manifest.json"]
+        manifest = {
+            "generator": GENERATOR,
+            "command": command,
+            "log_dir": str(log_dir),
+            "options": {"treatments": list(treatments), "baseline": baseline, "se": se, "figures": figures,
+                        "metrics": dict(sorted((metrics or {}).items())), "seed": SEED},
+            "outcomes": dict(sorted(outcomes.items())),
+            "configs": {c: json.loads(j) for c, j in sorted(set(zip(samples["config"], samples["config_contents"])))},
+            "multiplicity": {
+                "rule": "Holm over the confirmatory family: per named label-free treatment and benchmark, Table 1's "
+                        "overall comparison (per configuration) and M1's protocol x quartile interaction; every "
+                        "other p-value is exploratory",
+                "family": family,
+            },
+            "packages": _versions(),
+            "logs": [asdict(r) for r in logset.logs],
+            "notes": notes + complexity_notes,
+            "outputs": {p.relative_to(out_dir).as_posix(): _sha256(p) for p in sorted(written)},
+        }
+        write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False), out_dir / "manifest.json")
+        files = sorted(p.relative_to(out_dir).as_posix() for p in written) + ["manifest.json"]
     return ReportResult(out_dir, files, notes + complexity_notes, len(used), len(logset.logs) - len(used))
 
 
