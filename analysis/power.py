@@ -16,6 +16,15 @@ uniforms for every delta, so the estimated power rises with delta), found by bis
 search starts from the noncentral-t power of the one-sample t test on the ``d_c`` (G - 1 df),
 which is optimistic for the discrete exact test at these sizes (it claims 80% where the exact
 test has about 71% at 15 cases x 3 epochs); the search stops within 0.05 points. NaN when no gain reaches 80%.
+Above :data:`SIMULATED_CASES` cases or :data:`SIMULATED_TRIALS` trials per side (cases x
+epochs) the simulation's cost (about cases^2 x epochs) is not paid and the noncentral-t figure is
+the answer (``Power.simulated`` False); it is then at least 8 cases, where it is close: measured
+against the simulation, 0.1 points lower at 8 cases x 75 epochs and at 600 and 1,000 cases x 1
+epoch, 0.2 at 20 cases x 30 epochs (at 6 cases x 100 epochs it would be 2.4 lower).
+
+Ranges (:func:`assumption_problem`, enforced by :func:`detectable_gain`): 2 to :data:`MAX_CASES`
+cases, 1 to :data:`MAX_EPOCHS` epochs, a baseline accuracy from 0.001 to 0.999 and a finite tau
+from 0 to :data:`MAX_TAU`.
 
 From logs (:func:`power_from_samples`), per benchmark and configuration of the baseline method:
 G = cases, E = the median replicate count, baseline accuracy = the mean case mean, and tau from
@@ -38,9 +47,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
+from analysis._format import short
+
 __all__ = [
-    "ASSUMED_TAU", "PLANNING", "POWER_COLUMNS", "Power", "detectable_gain", "power_command", "power_from_samples",
-    "power_markdown",
+    "ASSUMED_TAU", "MAX_CASES", "MAX_EPOCHS", "MAX_TAU", "PLANNING", "POWER_COLUMNS", "Power", "PowerError",
+    "SIMULATED_CASES", "SIMULATED_TRIALS",
+    "assumption_problem", "detectable_gain", "power_command", "power_from_samples", "power_markdown",
 ]
 
 ASSUMED_TAU = 1.0
@@ -56,11 +68,15 @@ PLANNING: dict[str, tuple[int, float, str]] = {
 }
 """Benchmark -> (cases, assumed baseline accuracy, its source), for planning before any log."""
 POWER_REPS = 1000
+SIMULATED_CASES, SIMULATED_TRIALS = 200, 700
+"""Cases, and cases x epochs, up to which the exact test's power is simulated; above, the noncentral-t power."""
+MAX_CASES, MAX_EPOCHS, MAX_TAU = 1_000_000, 100, 20.0
+"""The largest case count, epoch count and tau that ``blame power`` and :func:`detectable_gain` take."""
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(64)
 _WEIGHTS = _WEIGHTS / math.sqrt(2 * math.pi)
 
 POWER_COLUMNS = ["benchmark", "outcome", "model", "config", "cases", "epochs", "baseline_accuracy", "tau", "tau_source",
-                 "detectable_gain_points"]
+                 "detectable_gain_points", "power_from"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +86,7 @@ class Power:
     baseline_accuracy: float
     tau: float
     detectable_gain_points: float
+    simulated: bool = True
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -82,7 +99,8 @@ def _expit(x: np.ndarray) -> np.ndarray:
 def _mu(baseline: float, tau: float) -> float:
     from scipy.optimize import brentq
 
-    return float(brentq(lambda m: float(_WEIGHTS @ _expit(m + tau * _NODES)) - baseline, -30, 30))
+    reach = 40 + 15 * tau  # beyond the widest quadrature node: the mean accuracy spans (0, 1)
+    return float(brentq(lambda m: float(_WEIGHTS @ _expit(m + tau * _NODES)) - baseline, -reach, reach))
 
 
 def _moments(mu: float, tau: float, delta: float, epochs: int) -> tuple[float, float]:
@@ -106,15 +124,41 @@ def _power(mu: float, tau: float, delta: float, cases: int, epochs: int) -> floa
     nc = math.sqrt(cases) * mean / math.sqrt(variance)
     if nc > 40:  # nct's tails lose precision there; the power is 1 to many digits
         return 1.0
-    return float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
+    power = float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
+    if math.isnan(power):  # nct's far tail can be NaN; the normal limit is exact to many digits there
+        power = float(stats.norm.sf(crit - nc) + stats.norm.cdf(-crit - nc))
+    return power
+
+
+def assumption_problem(cases: object, epochs: object, baseline_accuracy: object, tau: object) -> str | None:
+    """The first of ``blame power``'s assumptions outside its range (module docstring), as a line
+    naming the option and its valid values; None when all are valid."""
+
+    def number(x: object) -> bool:
+        return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+    checks = [
+        ("--cases", cases, isinstance(cases, int) and 2 <= cases <= MAX_CASES, f"an integer from 2 to {MAX_CASES:,}"),
+        ("--epochs", epochs, isinstance(epochs, int) and 1 <= epochs <= MAX_EPOCHS,
+         f"an integer from 1 to {MAX_EPOCHS:,}"),
+        ("--baseline-accuracy", baseline_accuracy, number(baseline_accuracy) and 0.001 <= baseline_accuracy <= 0.999,
+         "a proportion from 0.001 to 0.999"),
+        ("--tau", tau, number(tau) and 0 <= tau <= MAX_TAU, f"a finite number from 0 to {MAX_TAU:g} (logit scale)"),
+    ]
+    for option, value, valid, expected in checks:
+        if not valid:
+            return f"{option} {value}: must be {expected}"
+    return None
 
 
 def detectable_gain(cases: int, epochs: int, baseline_accuracy: float, tau: float = ASSUMED_TAU) -> Power:
-    """The minimum gain in points detected with 80% power at alpha 0.05 (module docstring)."""
+    """The minimum gain in points detected with 80% power at alpha 0.05 (module docstring); raises
+    ValueError with :func:`assumption_problem`'s line for an argument out of range."""
     from scipy.optimize import brentq
 
-    if cases < 2 or epochs < 1 or not 0 < baseline_accuracy < 1 or tau < 0:
-        raise ValueError("need cases >= 2, epochs >= 1, 0 < baseline accuracy < 1 and tau >= 0")
+    problem = assumption_problem(cases, epochs, baseline_accuracy, tau)
+    if problem:
+        raise ValueError(problem)
     mu = _mu(baseline_accuracy, tau)
     top = 0.25
     while _power(mu, tau, top, cases, epochs) < TARGET:
@@ -122,6 +166,8 @@ def detectable_gain(cases: int, epochs: int, baseline_accuracy: float, tau: floa
         if top > 16:  # even near-certain success of the treatment does not reach 80% power
             return Power(cases, epochs, baseline_accuracy, tau, float("nan"))
     start = brentq(lambda d: _power(mu, tau, d, cases, epochs) - TARGET, 0.0, top, xtol=1e-6)
+    if cases > SIMULATED_CASES or cases * epochs > SIMULATED_TRIALS:
+        return Power(cases, epochs, baseline_accuracy, tau, 100 * _moments(mu, tau, start, epochs)[0], simulated=False)
     uniforms = _uniforms(cases, epochs, tau)
     low, high = 0.0, start
     while _simulated_power(mu, high, uniforms) < TARGET:
@@ -179,16 +225,19 @@ def power_from_samples(samples: pd.DataFrame, baseline_method: str = "all_at_onc
         baseline = float(per_case["mean"].mean())
         outcome = ", ".join(sorted(set(frame["outcome"].dropna().astype(str)))) if "outcome" in frame else ""
         row = {"benchmark": benchmark, "outcome": outcome, "model": model, "config": config, "cases": cases, "epochs": epochs,
-               "baseline_accuracy": baseline, "tau": np.nan, "tau_source": "", "detectable_gain_points": np.nan}
-        if cases >= 2 and 0 < baseline < 1:
+               "baseline_accuracy": baseline, "tau": np.nan, "tau_source": "", "detectable_gain_points": np.nan,
+               "power_from": ""}
+        if 2 <= cases <= MAX_CASES and epochs <= MAX_EPOCHS and 0.001 <= baseline <= 0.999:
             if (per_case["size"] >= 2).all() and cases >= 3:
                 tau, source = _tau_from_case_means(per_case["mean"].to_numpy(), per_case["size"].to_numpy(), baseline), "estimated"
             else:
                 tau, source = ASSUMED_TAU, "assumed (one replicate)"
-            row.update(tau=tau, tau_source=source,
-                       detectable_gain_points=detectable_gain(cases, epochs, baseline, tau).detectable_gain_points)
+            power = detectable_gain(cases, epochs, baseline, tau)
+            row.update(tau=tau, tau_source=source, detectable_gain_points=power.detectable_gain_points,
+                       power_from="simulation" if power.simulated else "t approximation")
         else:
-            row["tau_source"] = "no estimate: fewer than 2 cases or baseline accuracy 0 or 100%"
+            row["tau_source"] = (f"no estimate: fewer than 2 or more than {MAX_CASES:,} cases, more than "
+                                 f"{MAX_EPOCHS:,} epochs, or baseline accuracy outside 0.1-99.9%")
         rows.append(row)
     return pd.DataFrame(rows, columns=POWER_COLUMNS)
 
@@ -201,7 +250,9 @@ def power_markdown(table: pd.DataFrame) -> str:
         "Per benchmark and configuration of the baseline: the gain in points that the paired "
         "case-level test detects with 80% power at alpha 0.05, for these cases and epochs, from the "
         "baseline accuracy and the between-case SD tau (logit scale) in the logs. A smaller true gain "
-        "cannot reliably be told apart from none. Model and approximation: `analysis/power.py`.\n",
+        "cannot reliably be told apart from none. Power from the simulated exact test up to "
+        f"{SIMULATED_CASES} cases and {SIMULATED_TRIALS} cases x epochs, else the t approximation. "
+        "Model: `analysis/power.py`.\n",
     ]
     if table.empty:
         parts.append("No baseline trials.\n")
@@ -212,46 +263,86 @@ def power_markdown(table: pd.DataFrame) -> str:
         "outcome": table["outcome"],
         "baseline %": table["baseline_accuracy"].map(pct), "tau": table["tau"].map(number),
         "tau from": table["tau_source"], "detectable gain (points)": table["detectable_gain_points"].map(lambda x: number(x, 1)),
+        "power from": table["power_from"],
     })
-    parts.append(markdown_table(shown, align=["l", "l", "r", "r", "l", "r", "r", "l", "r"], keep=2))
+    parts.append(markdown_table(shown, align=["l", "l", "r", "r", "l", "r", "r", "l", "r", "l"], keep=2))
     return "\n".join(parts)
 
 
-def power_command(log_dir: str | None, baseline_method: str, cases: int | None, epochs: int,
-                  baseline_accuracy: float | None, tau: float, benchmark: str | None = None) -> int:
-    """``blame power``: the table from LOG_DIR, or one line from stated assumptions (``benchmark``:
-    a :data:`PLANNING` entry's cases and baseline, unless given); exit status."""
-    if log_dir is None:
-        if benchmark is not None:
-            if benchmark not in PLANNING:
-                print(f"blame power: --benchmark {benchmark!r}: valid: {', '.join(PLANNING)}", file=sys.stderr)
-                return 1
-            planned, assumed, source = PLANNING[benchmark]
-            cases = planned if cases is None else cases
-            if baseline_accuracy is None:
-                print(f"{benchmark}: {planned} cases, baseline {100 * assumed:.1f}% from {source}")
-                baseline_accuracy = assumed
-        if cases is None:
-            print("blame power: give LOG_DIR, --benchmark NAME or --cases N (with --epochs, --baseline-accuracy, --tau)",
-                  file=sys.stderr)
-            return 1
-        baseline_accuracy = 0.5 if baseline_accuracy is None else baseline_accuracy
-        try:
-            gain = detectable_gain(cases, epochs, baseline_accuracy, tau).detectable_gain_points
-        except ValueError as error:
-            print(f"blame power: {error}", file=sys.stderr)
-            return 1
-        print(f"{cases} cases x {epochs} epochs, baseline {100 * baseline_accuracy:.1f}%, tau {tau:g}: "
-              + (f"a gain below {gain:.1f} points cannot be told apart (80% power, alpha 0.05)"
-                 if gain == gain else "no gain reaches 80% power"))
-        return 0
-    from analysis.frames import read_logs
-    from analysis.outcomes import choose_outcomes
+class PowerError(ValueError):
+    """What ``blame power`` refuses: a line naming the argument and its valid values."""
 
+
+def power_command(log_dir: str | None, baseline_method: str | None, cases: int | None, epochs: int | None,
+                  baseline_accuracy: float | None, tau: float | None, benchmark: str | None = None) -> int:
+    """``blame power``: the table from LOG_DIR, or one line from stated assumptions (``benchmark``:
+    a :data:`PLANNING` entry's cases and baseline, unless given); exit status. ``None`` is an option
+    not given. What it cannot answer (an option out of range, assumptions beside LOG_DIR, a log
+    folder with no usable log or without the baseline's scored trials) is one line on stderr and
+    exit status 1."""
     try:
-        samples, _ = choose_outcomes(read_logs(log_dir, progress=None).samples, {})
-    except FileNotFoundError as error:
+        lines = (_from_assumptions(baseline_method, cases, epochs, baseline_accuracy, tau, benchmark) if log_dir is None
+                 else [_from_logs(log_dir, baseline_method, cases, epochs, baseline_accuracy, tau, benchmark)])
+    except PowerError as error:
         print(f"blame power: {error}", file=sys.stderr)
         return 1
-    print(power_markdown(power_from_samples(samples, baseline_method)))
+    print("\n".join(lines))
     return 0
+
+
+def _from_assumptions(baseline_method: str | None, cases: int | None, epochs: int | None,
+                      baseline_accuracy: float | None, tau: float | None, benchmark: str | None) -> list[str]:
+    if baseline_method is not None:
+        raise PowerError("--baseline names the baseline method in LOG_DIR's logs; without LOG_DIR give "
+                         "--baseline-accuracy")
+    lines = []
+    if benchmark is not None:
+        if benchmark not in PLANNING:
+            raise PowerError(f"--benchmark {short(benchmark)!r}: valid: {', '.join(PLANNING)}")
+        planned, assumed, source = PLANNING[benchmark]
+        cases = planned if cases is None else cases
+        if baseline_accuracy is None:
+            lines.append(f"{benchmark}: {planned} cases, baseline {100 * assumed:.1f}% from {source}")
+            baseline_accuracy = assumed
+    if cases is None:
+        raise PowerError("give LOG_DIR, --benchmark NAME or --cases N (with --epochs, --baseline-accuracy, --tau)")
+    epochs = 1 if epochs is None else epochs
+    baseline_accuracy = 0.5 if baseline_accuracy is None else baseline_accuracy
+    tau = ASSUMED_TAU if tau is None else tau
+    problem = assumption_problem(cases, epochs, baseline_accuracy, tau)
+    if problem:
+        raise PowerError(problem)
+    power = detectable_gain(cases, epochs, baseline_accuracy, tau)
+    gain = power.detectable_gain_points
+    lines.append(f"{cases} cases x {epochs} epochs, baseline {100 * baseline_accuracy:.1f}%, tau {tau:g}: "
+                 + (f"a gain below {gain:.1f} points cannot be told apart (80% power, alpha 0.05)"
+                    if gain == gain else "no gain reaches 80% power")
+                 + ("" if power.simulated else f" (t approximation: over {SIMULATED_CASES} cases or "
+                                               f"{SIMULATED_TRIALS} cases x epochs)"))
+    return lines
+
+
+def _from_logs(log_dir: str, baseline_method: str | None, cases: int | None, epochs: int | None,
+               baseline_accuracy: float | None, tau: float | None, benchmark: str | None) -> str:
+    from analysis.logdir import LogDirError, read_usable_logs
+    from analysis.outcomes import OutcomeError, choose_outcomes
+
+    assumptions = {"--benchmark": benchmark, "--cases": cases, "--epochs": epochs,
+                   "--baseline-accuracy": baseline_accuracy, "--tau": tau}
+    given = [option for option, value in assumptions.items() if value is not None]
+    if given:
+        raise PowerError(f"{', '.join(given)} and LOG_DIR conflict: from logs, the cases, epochs, baseline accuracy "
+                         "and tau are the logs'; give LOG_DIR or the assumptions, not both")
+    try:
+        samples, _ = choose_outcomes(read_usable_logs(log_dir, progress=None).samples, {})
+    except (LogDirError, OutcomeError) as error:
+        raise PowerError(str(error)) from error
+    method = "all_at_once" if baseline_method is None else baseline_method
+    methods = sorted(set(samples["method"].astype(str)))
+    if method not in methods:
+        raise PowerError(f"--baseline {short(method)}: no such method in these logs (present: {', '.join(methods)})")
+    table = power_from_samples(samples, method)
+    if table.empty:
+        raise PowerError(f"--baseline {method}: no scored trial in these logs (each errored or its task has no "
+                         "per-sample outcome)")
+    return power_markdown(table)

@@ -190,16 +190,23 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--no-figures", action="store_true", help="write tables only")
     report.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     report.set_defaults(run=_report)
-    power = commands.add_parser("power", help="the smallest gain Table 1's paired case-level test detects")
+    power = commands.add_parser(
+        "power", help="the smallest gain Table 1's paired case-level test detects",
+        description="From LOG_DIR's logs (cases, epochs, baseline accuracy and tau estimated per baseline "
+        "configuration), or from stated assumptions without LOG_DIR; the two cannot be mixed. Power is "
+        "simulated for the exact sign-flip test up to 200 cases and 700 cases x epochs, above that the t approximation.",
+    )
     power.add_argument("log_dir", metavar="LOG_DIR", nargs="?", help="estimate from these logs; else from --cases ...")
-    power.add_argument("--baseline", default="all_at_once", metavar="METHOD", help="baseline method (with LOG_DIR)")
+    power.add_argument("--baseline", default=None, metavar="METHOD",
+                       help="baseline method in LOG_DIR's logs (default all_at_once; with LOG_DIR only)")
     power.add_argument("--benchmark", metavar="NAME", help="cases and an assumed baseline accuracy of a benchmark "
                        "(analysis.power.PLANNING: e.g. agentrx/tau_retail, agentrx/magentic_one), without LOG_DIR")
-    power.add_argument("--cases", type=int, help="number of cases (without LOG_DIR)")
-    power.add_argument("--epochs", type=int, default=1, help="replicates per case (default 1)")
+    power.add_argument("--cases", type=int, help="number of cases, 2 to 1,000,000 (without LOG_DIR)")
+    power.add_argument("--epochs", type=int, default=None, help="replicates per case, 1 to 100 (default 1; without LOG_DIR)")
     power.add_argument("--baseline-accuracy", type=float, default=None,
-                       help="baseline accuracy, 0-1 (default: the --benchmark's, else 0.5)")
-    power.add_argument("--tau", type=float, default=1.0, help="between-case SD on the logit scale (default 1)")
+                       help="baseline accuracy, 0.001-0.999 (default: the --benchmark's, else 0.5; without LOG_DIR)")
+    power.add_argument("--tau", type=float, default=None,
+                       help="between-case SD on the logit scale, 0-20 (default 1; without LOG_DIR)")
     power.set_defaults(run=_power)
     label.add_parsers(commands, data_commands, _loaders)
     sweep.add_parser(commands)
