@@ -115,18 +115,22 @@ def choose_outcomes(samples: pd.DataFrame, chosen: Mapping[str, str]) -> tuple[p
 
 
 def _check_proportions(samples: pd.DataFrame) -> None:
-    """Raise :class:`OutcomeError` naming log, sample, epoch and score key for the first accuracy
-    score or outcome value (``correct``) that is not finite or outside [0, 1] (a hand-edited log)."""
-    columns = [c for c in samples.columns if "_" in c and is_accuracy(c.replace("_", ".", 1))] + ["correct"]
-    for column in columns:
+    """Raise :class:`OutcomeError` naming log, sample, epoch and score key for the first score that
+    is infinite, or accuracy score or outcome value (``correct``) outside [0, 1] (a hand-edited log)."""
+    from analysis.frames import SAMPLE_COLUMNS
+
+    scores = [c for c in samples.columns if c not in SAMPLE_COLUMNS and c != "outcome"]
+    for column in [*scores, "correct"]:
         values = pd.to_numeric(samples[column], errors="coerce")
-        bad = samples[values.notna() & ~values.between(0.0, 1.0)]
+        proportion = column == "correct" or ("_" in column and is_accuracy(column.replace("_", ".", 1)))
+        bad = samples[values.notna() & ~values.between(0.0, 1.0) if proportion else np.isinf(values)]
         if len(bad):
             row = bad.iloc[0]
             key = column.replace("_", ".", 1) if column != "correct" else str(row.get("outcome") or "correct")
             raise OutcomeError(
-                f"log {row['log']}, sample {row['case']!r} epoch {row['epoch']}: score {key} = {row[column]} is not a "
-                f"proportion in [0, 1] ({len(bad)} such sample-epoch(s)); fix or remove that log"
+                f"log {row['log']}, sample {row['case']!r} epoch {row['epoch']}: score {key} = {row[column]} is not "
+                + ("a proportion in [0, 1]" if proportion else "finite")
+                + f" ({len(bad)} such sample-epoch(s)); fix or remove that log"
             )
 
 

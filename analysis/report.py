@@ -197,6 +197,9 @@ def run_report(
         if unknown:
             raise ReportError(f"{option} {', '.join(map(short, unknown))}: no such method in these logs "
                               f"(present: {', '.join(methods)})")
+    if baseline in (treatments or []):
+        raise ReportError(f"--treatment {short(baseline)} is the baseline: a method is not compared with itself "
+                          "(choose another --baseline or leave that --treatment out)")
     treatments = treatment_methods(samples, treatments, baseline)
     votes = align_votes(logset.votes, samples, outcomes)
     notes.extend(_unscored_notes(samples))

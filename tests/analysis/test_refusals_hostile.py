@@ -15,8 +15,8 @@ from blame_bench.cli import main
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Folders of one log each: ``suite`` (the judge on 3 CORTEX cases), ``foreign`` (a task that is
-    not the suite's), ``errored`` (every sample errored, status success), ``inf`` and ``negative``
-    (the suite log with one hand-edited ``vector.exact`` score)."""
+    not the suite's), ``errored`` (every sample errored, status success), ``inf``, ``negative`` and
+    ``hamming`` (the suite log with one hand-edited ``vector.exact`` or ``vector.hamming`` score)."""
     from analysis_logs import exploding
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
@@ -35,9 +35,9 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
                  log_dir=str(root / "foreign"), **common)
     inspect_eval(blame_cortex(), solver=exploding(), limit=2, fail_on_error=False, log_dir=str(root / "errored"), **common)
     [path] = (root / "suite").glob("*.eval")
-    for name, value in (("inf", math.inf), ("negative", -1.0)):
+    for name, key, value in (("inf", "exact", math.inf), ("negative", "exact", -1.0), ("hamming", "hamming", -math.inf)):
         log = read_eval_log(str(path))
-        log.samples[1].scores["vector"].value["exact"] = value
+        log.samples[1].scores["vector"].value[key] = value
         (root / name).mkdir()
         write_eval_log(log, str(root / name / path.name))
     return root
@@ -105,6 +105,14 @@ def test_report_refuses_unusable_scores_naming_log_sample_and_key(logs: Path, tm
         _refused(["report", str(logs / name), "--out", str(tmp_path / name), "--quiet"], capsys,
                  f"log {log.name}, sample ", " epoch 1: ", f"score vector.exact = {shown} is not a proportion in [0, 1]")
         assert not (tmp_path / name).exists()
+    _refused(["report", str(logs / "hamming"), "--out", str(tmp_path / "h"), "--quiet"], capsys,
+             "score vector.hamming = -inf is not finite")
+
+
+def test_report_refuses_the_baseline_as_a_treatment(logs: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    _refused(["report", str(logs / "suite"), "--out", str(tmp_path / "out"), "--quiet", "--treatment", "all_at_once"],
+             capsys, "--treatment all_at_once is the baseline: a method is not compared with itself")
 
 
 def test_report_refuses_foreign_corrupt_and_errored_only_logs(logs: Path, tmp_path: Path,
