@@ -48,7 +48,8 @@ in ``RenderedLog.omitted_steps``; solvers add both and ``over_budget`` to the At
 (:func:`note_cuts`). The defaults (4,000 per step, 60,000 in all, about 15k tokens) keep every
 Who&When Algorithm-Generated log whole and cut long Hand-Crafted logs (up to ~305k characters);
 for a model with an 8k-token window pass about ``max_total_chars=20000``. The budget bounds the
-log; the task, the component list and each system prompt (``max_prompt_chars``) come on top.
+log; the task (:func:`render_task`: cut to ``max_total_chars``), the component list and each
+system prompt (``max_prompt_chars``) come on top.
 """
 
 from __future__ import annotations
@@ -319,13 +320,16 @@ def component_label(component: Component) -> str:
     return f"{inline(component.id)} ({inline(component.name)})"
 
 
-def render_task(trajectory: Trajectory) -> str:
-    """The user's task, plus the reference answer only if the trajectory still carries it.
+def render_task(trajectory: Trajectory, budget: RenderBudget = RenderBudget()) -> str:
+    """The user's task, plus the reference answer only if the trajectory still carries it, each
+    cut in the middle to ``budget.max_total_chars`` (a task as long as a whole log is hostile).
 
     Pass ``Trajectory.model_view()`` here: it carries the reference answer only when the task
     argument ``with_reference_answer`` asked for it.
     """
-    text = f"Task given to the system:\n{fence(trajectory.task) or '(not recorded)'}"
+    task = fence(cut_middle(trajectory.task, budget.max_total_chars))
+    text = f"Task given to the system:\n{task or '(not recorded)'}"
     if trajectory.reference_answer is not None:
-        text += f"\n\nReference answer to the task (shown by task option): {fence(trajectory.reference_answer)}"
+        answer = fence(cut_middle(trajectory.reference_answer, budget.max_total_chars))
+        text += f"\n\nReference answer to the task (shown by task option): {answer}"
     return text

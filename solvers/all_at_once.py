@@ -140,7 +140,7 @@ def judge_prompt(trajectory: Trajectory, budget: RenderBudget) -> tuple[str, Ren
     else:
         instructions = VECTOR_INSTRUCTIONS.format(situation=situation(trajectory), components=inline_list(trajectory.system.ids))
     text = "\n\n".join(
-        [render_task(trajectory), render_system(trajectory.system, budget), f"Session log:\n{log.text}", instructions]
+        [render_task(trajectory, budget), render_system(trajectory.system, budget), f"Session log:\n{log.text}", instructions]
     )
     return text, log
 

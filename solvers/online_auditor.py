@@ -219,7 +219,7 @@ def audit_header(trajectory: Trajectory, budget: RenderBudget) -> str:
     who = candidates(trajectory)
     return "\n\n".join(
         [
-            render_task(trajectory),
+            render_task(trajectory, budget),
             render_system(trajectory.system, budget),
             f"{situation(trajectory)} An alarm may name as responsible one of: {inline_list(who)}",
             "Session log so far:",

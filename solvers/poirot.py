@@ -296,7 +296,7 @@ class _Session:
         self.context = ChatMessageUser(
             content=CONTEXT.format(
                 outcome=situation(trajectory),
-                task=render_task(trajectory),
+                task=render_task(trajectory, budget),
                 space=render_system(self.space, budget, prompts=False),
                 log=log,
             )

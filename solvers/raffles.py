@@ -339,7 +339,7 @@ def judge_prompt(trajectory: Trajectory, log_text: str, budget: RenderBudget, me
         instructions = JUDGE_VECTOR_INSTRUCTIONS.format(
             situation=situation(trajectory), components=inline_list(trajectory.system.ids), **criteria
         )
-    parts = [render_task(trajectory), render_system(trajectory.system, budget), f"Session log:\n{log_text}"]
+    parts = [render_task(trajectory, budget), render_system(trajectory.system, budget), f"Session log:\n{log_text}"]
     if memory:
         parts += [MEMORY_INTRO.format(threshold=threshold, max_total=MAX_TOTAL), "\n\n".join(memory), MEMORY_OUTRO]
     return "\n\n".join([*parts, instructions])
@@ -358,7 +358,7 @@ def evaluator_prompt(
         criterion=criteria[criterion],
         rationale=fence(rationale) or "(the Judge gave none)",
     )
-    return "\n\n".join([render_task(trajectory), render_system(trajectory.system, budget), f"Session log:\n{log_text}", question])
+    return "\n\n".join([render_task(trajectory, budget), render_system(trajectory.system, budget), f"Session log:\n{log_text}", question])
 
 
 # --- evaluators -------------------------------------------------------------------------------

@@ -176,7 +176,7 @@ def context_prompt(trajectory: Trajectory, steps: list[Step], budget: RenderBudg
 
 def user_turn(trajectory: Trajectory, budget: RenderBudget, log_text: str, question: str) -> str:
     """Task, system, the rendered log (with its heading), then the question, as one user turn."""
-    return "\n\n".join([render_task(trajectory), render_system(trajectory.system, budget), log_text, question])
+    return "\n\n".join([render_task(trajectory, budget), render_system(trajectory.system, budget), log_text, question])
 
 
 def decisive_schema() -> dict[str, Any]:

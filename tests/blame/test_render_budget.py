@@ -131,3 +131,15 @@ def test_note_cuts_merges_into_an_attribution() -> None:
     note_cuts(attribution, RenderedLog("", truncated_steps=[1, 4], omitted_steps=[7, 8], over_budget=True))
     note_cuts(attribution, RenderedLog("", omitted_steps=[2]))
     assert (attribution.truncated_steps, attribution.omitted_steps, attribution.over_budget) == ([1, 4], [2, 7, 8], True)
+
+
+def test_a_giant_task_is_cut_to_the_budget() -> None:
+    """The task and the reference answer are each cut to max_total_chars; a normal one is whole."""
+    from blame.render import render_task
+
+    trajectory = _trajectory(["hi"]).model_copy(update={"task": "t" * 500_000, "reference_answer": "r" * 500_000})
+    text = render_task(trajectory, RenderBudget(max_total_chars=1_000))
+    assert len(text) < 2_200 and "characters cut ...]" in text
+    assert render_task(trajectory.model_copy(update={"task": "Add 2 and 3.", "reference_answer": None})) == (
+        "Task given to the system:\nAdd 2 and 3."
+    )
