@@ -8,7 +8,8 @@ or your own runs.
 Task arguments: ``data_dir`` (required: the folder, relative to the folder the command runs in),
 ``solver`` (a registered solver name; ``--solver`` also works), ``with_reference_answer`` (show
 each record's reference answer; off by default, the log records it), ``allow_mixed_labels``
-(evaluate a folder holding both human and silver labels; refused otherwise).
+(evaluate a folder holding both human and silver labels; refused otherwise), ``score`` (``vector`` or
+``step``; the folder's labels decide when it is not given, as below).
 
 Framing and scoring follow the folder's records, as in the dataset tasks: every record a labelled
 known failure, the samples are framed as failed and scored by ``scorers.attribution`` (step
@@ -20,6 +21,14 @@ one label kind. Each sample's metadata ``label_source`` (human, silver, or None 
 says who made its label; the task metadata ``trajectory_folder`` the folder, the sha256 of each
 of its data files and its counts (``datasets`` is empty: the folder's card says where its records
 come from).
+
+``-T score=vector`` scores every record's faulty set with ``scorers.vector`` (a safe run is the
+zero vector; a step label's ``faulty`` is its set); ``-T score=step`` keeps the records with a
+step label (for generated data: the sessions with an agent fault) and the safe runs, and scores
+them as step data: ``scorers.attribution`` when all are known failures, else ``scorers.auditing``
+(FAR, Exact-F1 and ASS on the safe runs and the faulty ones, step and agent accuracy on the
+faulty ones); the metadata counts the records left out (``left_out_no_step``). Either way the
+solvers see the records as that label kind.
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.log import HeadlineMetric
 
-from blame.arguments import as_bool, as_optional_str, invalid_argument
+from blame.arguments import as_bool, as_choice, as_optional_str, invalid_argument
 from blame.schema import Trajectory, label_source
 from blame.sources import user_path
 from blame.state import KNOWN_FAILURE, task_framing
@@ -49,6 +58,7 @@ def trajectories(
     solver: str = "all_at_once",
     with_reference_answer: bool = False,
     allow_mixed_labels: bool = False,
+    score: str | None = None,
     **kwargs: Any,
 ) -> Task:
     """The trajectories of a folder (``-T data_dir=DIR``), scored by their label kind."""
@@ -59,6 +69,8 @@ def trajectories(
                                "`blame data export` or `blame label`")
     with_reference_answer = as_bool("with_reference_answer", with_reference_answer)
     allow_mixed_labels = as_bool("allow_mixed_labels", allow_mixed_labels)
+    if score is not None:
+        score = as_choice("score", score, SCORES)
     folder = load_data(user_path, data_dir, "The data_dir argument")
     records = load_data(load_trajectory_folder, folder)
     if not records:
@@ -72,6 +84,9 @@ def trajectories(
         raise invalid_argument("data_dir", data_dir, f"labels of one source (it holds {counts}); pass "
                                "-T allow_mixed_labels=true to evaluate them together (each sample's "
                                "metadata label_source says which)")
+    folder_size = len(records)
+    if score is not None:
+        records = as_label_kind(records, score)
     scorers, headline, metrics = scoring(records)
     built = build_task(records, scorer=scorers, solver=solver, name="trajectories", headline=headline,
                        with_reference_answer=with_reference_answer, metrics=metrics)
@@ -83,8 +98,28 @@ def trajectories(
         "label_sources": {source: n for source, n in sorted(sources.items())},
         "unlabelled": len(records) - sum(sources.values()),
         "allow_mixed_labels": allow_mixed_labels,
+        **({} if score is None else {"score": score, "left_out_no_step": folder_size - len(records)}),
     }}
     return built
+
+
+SCORES = ("vector", "step")
+"""The values of ``-T score``."""
+
+
+def as_label_kind(records: list[Trajectory], score: str) -> list[Trajectory]:
+    """The records scored as ``score`` data (see the module docstring): under ``step`` the
+    records without a step label are left out; none left is a one-line error."""
+    if score == "vector":
+        empty = [t.id for t in records if t.label is not None and not t.label.faulty]
+        if empty:
+            raise invalid_argument("score", score, f"step when a label names no faulty component (record {empty[0]!r})")
+    else:
+        records = [t for t in records if t.label is None or t.label.step is not None]
+        if not any(t.label is not None for t in records):
+            raise invalid_argument("score", score, "vector for this folder: no session has a step label (its faults "
+                                   "are of non-agent components only)")
+    return [t if t.label_kind == score else t.model_copy(update={"label_kind": score}) for t in records]
 
 
 def scoring(records: list[Trajectory]) -> tuple[list, str | HeadlineMetric, list | dict | None]:
