@@ -48,7 +48,8 @@ in ``RenderedLog.omitted_steps``; solvers add both and ``over_budget`` to the At
 (:func:`note_cuts`). The defaults (4,000 per step, 60,000 in all, about 15k tokens) keep every
 Who&When Algorithm-Generated log whole and cut long Hand-Crafted logs (up to ~305k characters);
 for a model with an 8k-token window pass about ``max_total_chars=20000``. The budget bounds the
-log; the task (:func:`render_task`: cut to ``max_total_chars``), the component list and each
+log; the task (:func:`render_task`: cut to ``max_total_chars``), the component list (each
+description cut to ``max_prompt_chars``; ids and names whole, since answers name them) and each
 system prompt (``max_prompt_chars``) come on top.
 """
 
@@ -300,10 +301,11 @@ def render_log(trajectory: Trajectory, budget: RenderBudget = RenderBudget()) ->
 
 
 def render_system(system: SystemSpec, budget: RenderBudget = RenderBudget(), prompts: bool = True) -> str:
-    """The system's components (id, kind, description) and, optionally, agents' system prompts."""
+    """The system's components (id, kind, description: cut to ``max_prompt_chars``) and, optionally,
+    agents' system prompts (each cut to ``max_prompt_chars``)."""
     lines = [f"System: {inline(system.name)}", "Components (hazard dimensions, in order):"]
     for position, c in enumerate(system.components):
-        description = f": {inline(c.description)}" if c.description else ""
+        description = f": {inline(cut_middle(c.description, budget.max_prompt_chars))}" if c.description else ""
         lines.append(f"  {position}. {component_label(c)} [{c.kind}]{description}")
     if prompts:
         for c in system.components:

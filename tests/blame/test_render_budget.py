@@ -143,3 +143,12 @@ def test_a_giant_task_is_cut_to_the_budget() -> None:
     assert render_task(trajectory.model_copy(update={"task": "Add 2 and 3.", "reference_answer": None})) == (
         "Task given to the system:\nAdd 2 and 3."
     )
+
+
+def test_a_giant_component_description_is_cut() -> None:
+    """A component description is cut to max_prompt_chars like a system prompt."""
+    from blame.render import render_system
+
+    system = SystemSpec(name="s", components=[Component(id="a", name="a", kind="agent", description="d" * 100_000)])
+    text = render_system(system, RenderBudget(max_prompt_chars=100))
+    assert len(text) < 250 and "[... 99900 characters cut ...]" in text
