@@ -11,6 +11,23 @@ by ``eval_set``, so one table never mixes in unrelated runs. Then every log's st
 (``blame_bench.log_status``; Inspect's exit code is 0 when a task fails): the report
 (``analysis.report.run_report``, default ``results/<recipe>``) is written only when every log
 succeeded, and the exit status is 1 otherwise. ``--model a,b`` runs every configuration per model.
+
+Resuming after any interruption: a run killed without a chance to close its logs (SIGKILL, the
+OOM killer, a scheduler's time limit) leaves them ``started``, and ``eval_set`` never removes a
+``started`` log another process wrote. After ``eval_set`` returns, every log that did not succeed
+and whose task has a newer log that did (``log_status.superseded``) is moved to
+``<log-dir>/stale/NAME.stale``, named in the output, and not counted; the report and ``blame
+check`` never read it. A ``started`` log of a task with no newer success is left alone (it may be
+a concurrent run's), and counts as not succeeded. Two sweeps writing one folder at once are not
+supported (nor are two ``eval_set`` runs).
+
+``--limit N`` takes the first N samples of each task, except in a recipe with
+``stratified_limit`` (``auditing``), whose FAR needs safe runs: there each task that mixes failures
+and safe runs takes its first ceil(N/2) failures and first floor(N/2) safe runs in dataset order
+(:func:`stratified`; AgentRx lists its 29 failures first), filling up with the other kind when one
+runs short. Bounds (:data:`BOUNDS`): ``--limit`` 1..1,000,000, ``--epochs`` 1..1000,
+``--retry-attempts`` 0..100. A bad argument, path, provider, model list or log folder is one line
+on stderr (Rich markup stripped), never a traceback.
 """
 
 from __future__ import annotations
@@ -23,7 +40,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from blame_bench.log_status import log_statuses
+from blame_bench.log_status import folder_problem, log_statuses, one_line, set_aside, superseded
+
+BOUNDS = {"--limit": (1, 1_000_000), "--epochs": (1, 1000), "--retry-attempts": (0, 100)}
+"""The valid range of each count option, far beyond any real run (a typo stops at once, not after hours)."""
 
 
 @dataclass(frozen=True)
@@ -48,12 +68,14 @@ class Run:
 @dataclass(frozen=True)
 class Recipe:
     """The runs one published table needs and their default epochs (the report's baseline is its
-    default, ``all_at_once``)."""
+    default, ``all_at_once``); ``stratified_limit``: ``--limit`` takes failures and safe runs alike
+    (:func:`stratified`)."""
 
     name: str
     table: str
     runs: tuple[Run, ...]
     epochs: int = 1
+    stratified_limit: bool = False
 
 
 def _every_method() -> list[str]:
@@ -100,6 +122,7 @@ def _recipes() -> dict[str, Recipe]:
             tuple(Run("who_and_when", s, {"subset": subset, "safe_controls": True}) for subset in ww_subsets
                   for s in _every_method())
             + tuple(Run("agentrx", s, {"subset": "tau_retail,tau_retail_safe"}) for s in _every_method()),
+            stratified_limit=True,
         ),
     ]
     return {recipe.name: recipe for recipe in recipes}
@@ -131,6 +154,26 @@ def _task(run: Run) -> Any:
     return task_with(built, solver=SOLVERS[run.solver](**run.solver_args)) if run.solver_args else built
 
 
+def stratified(dataset: Any, limit: int) -> Any:
+    """The first ``limit`` samples of ``dataset``, but when it holds both failures (a label) and safe
+    runs (``label_source`` None): its first ceil(limit/2) failures and first floor(limit/2) safe runs,
+    the other kind filling in when one runs short, in dataset order (a ``MemoryDataset``)."""
+    from inspect_ai.dataset import MemoryDataset
+
+    samples = list(dataset)
+    is_safe = [(s.metadata or {}).get("label_source") is None for s in samples]
+    safe = [i for i, flag in enumerate(is_safe) if flag]
+    failures = [i for i, flag in enumerate(is_safe) if not flag]
+    if not safe or not failures:
+        chosen = list(range(min(limit, len(samples))))
+    else:
+        n_safe = min(len(safe), limit // 2)
+        n_failures = min(len(failures), limit - n_safe)
+        n_safe = min(len(safe), limit - n_failures)
+        chosen = sorted(failures[:n_failures] + safe[:n_safe])
+    return MemoryDataset([samples[i] for i in chosen], name=dataset.name, location=dataset.location)
+
+
 def sweep(chosen: Recipe, models: list[str], log_dir: Path, out: Path, limit: int | None = None,
           epochs: int | None = None, model_args: Mapping[str, Any] | None = None,
           generate: Mapping[str, Any] | None = None, retry_attempts: int | None = None, figures: bool = True,
@@ -138,22 +181,42 @@ def sweep(chosen: Recipe, models: list[str], log_dir: Path, out: Path, limit: in
     """Run every configuration of ``chosen`` for every model into ``log_dir`` with ``eval_set``
     (``model_args`` and the generation settings ``generate`` as ``inspect eval``'s ``-M`` and
     ``--temperature`` etc.), then write the report to ``out`` if every log succeeded (``command``,
-    the command line, goes into its manifest). Returns the exit status (0 or 1)."""
-    from inspect_ai import eval_set
+    the command line, goes into its manifest). Sets superseded logs aside (module docstring).
+    Returns the exit status (0 or 1)."""
+    from inspect_ai import eval_set, task_with
     from inspect_ai._util.error import PrerequisiteError
 
     from analysis.report import ReportError, run_report
 
+    problem = _folder_problems(log_dir, out)
+    if problem:
+        print(f"blame sweep: {problem}", file=sys.stderr)
+        return 1
     try:
         tasks = [_task(run) for run in chosen.runs]
+        if chosen.stratified_limit and limit:
+            tasks = [task_with(t, dataset=stratified(t.dataset, limit), metadata={**(t.metadata or {}),
+                                                                                  "stratified_limit": limit})
+                     for t in tasks]
         print(f"==> blame sweep {chosen.name}: {len(tasks)} runs x {len(models)} model(s), "
               f"{epochs or chosen.epochs} epoch(s), logs in {log_dir}", file=sys.stderr, flush=True)
-        eval_set(tasks, log_dir=str(log_dir), model=models, model_args=dict(model_args or {}), limit=limit,
-                 epochs=epochs or chosen.epochs, retry_attempts=retry_attempts, **dict(generate or {}))
-    except PrerequisiteError as error:  # a missing dataset, a bad argument, a foreign log folder
-        print(f"blame sweep: {error}", file=sys.stderr)
+        eval_set(tasks, log_dir=str(log_dir), model=models, model_args=dict(model_args or {}),
+                 limit=None if chosen.stratified_limit else limit, epochs=epochs or chosen.epochs,
+                 retry_attempts=retry_attempts, **dict(generate or {}))
+    except (PrerequisiteError, ValueError, OSError) as error:  # a dataset, an argument, a provider, a folder
+        print(f"blame sweep: {one_line(error)}", file=sys.stderr)
         return 1
     statuses = log_statuses(log_dir)
+    stale = superseded(statuses)
+    try:
+        moved = set_aside(log_dir, stale)
+    except OSError as error:
+        print(f"blame sweep: --log-dir {log_dir}: cannot set superseded logs aside: {one_line(error)}", file=sys.stderr)
+        return 1
+    for log, target in moved:
+        print(f"blame sweep: set aside {log} (an interrupted attempt; a newer log of its task succeeded) "
+              f"as {target}", file=sys.stderr)
+    statuses = [s for s in statuses if s not in stale]
     failed = [s for s in statuses if not s.ok]
     expected = len(tasks) * len(models)
     if failed or len(statuses) < expected:
@@ -170,6 +233,19 @@ def sweep(chosen: Recipe, models: list[str], log_dir: Path, out: Path, limit: in
         return 1
     print(f"blame sweep {chosen.name}: {len(statuses)} logs succeeded; report in {result.out / 'report.md'}")
     return 0
+
+
+def _folder_problems(log_dir: Path, out: Path) -> str | None:
+    """One line on the first problem of the log folder (not a folder, unwritable, a log in it that
+    cannot be read) or of the report's folder; None if there is none."""
+    problem = folder_problem(log_dir, "--log-dir") or folder_problem(out, "--out")
+    if problem or not log_dir.is_dir():
+        return problem
+    unreadable = next((s for s in log_statuses(log_dir) if s.status == "unreadable"), None)
+    if unreadable:
+        return (f"--log-dir {log_dir}: {unreadable.path} is not a readable eval log ({unreadable.error}); "
+                "move it out of the folder")
+    return None
 
 
 def _key_value(text: str) -> tuple[str, Any]:
@@ -214,9 +290,10 @@ def _command(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"blame sweep: {error}", file=sys.stderr)
         return 2
-    for name, value in (("--limit", args.limit), ("--epochs", args.epochs)):
-        if value is not None and value < 1:
-            print(f"blame sweep: {name} must be at least 1, got {value}", file=sys.stderr)
+    for name, value in (("--limit", args.limit), ("--epochs", args.epochs), ("--retry-attempts", args.retry_attempts)):
+        low, high = BOUNDS[name]
+        if value is not None and not low <= value <= high:
+            print(f"blame sweep: {name} must be an integer in {low}..{high}, got {value}", file=sys.stderr)
             return 2
     try:
         generate = _generate_config(args.generate)
@@ -224,6 +301,10 @@ def _command(args: argparse.Namespace) -> int:
         print(f"blame sweep: {error}", file=sys.stderr)
         return 2
     models = [m.strip() for m in args.model.split(",") if m.strip()]
+    if not models:
+        print(f"blame sweep: --model {args.model!r} names no model; give one or more, comma-separated "
+              "(e.g. offline/random or openai/gpt-4o,vllm/Qwen/Qwen3-8B)", file=sys.stderr)
+        return 2
     log_dir = Path(args.log_dir or Path("logs") / chosen.name)
     out = Path(args.out or Path("results") / chosen.name)
     return sweep(chosen, models, log_dir, out, limit=args.limit, epochs=args.epochs,
@@ -237,7 +318,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "sweep", help="run every configuration one published table needs, then its report",
         description="Run a recipe's configurations with Inspect's eval_set (resumable, retried) into their "
         "own log folder, check every log's status, and write the report. `blame sweep --list` describes "
-        "the recipes.")
+        "the recipes. Rerun the same command to resume after any interruption (logs a killed run left `started` and "
+        "the rerun replaced are moved to LOG_DIR/stale/).")
     parser.add_argument("recipe", nargs="?", metavar="RECIPE", help=", ".join(RECIPE_NAMES))
     parser.add_argument("--list", action="store_true", help="describe every recipe and its runs")
     parser.add_argument("--model", help="Inspect model(s), comma-separated (e.g. vllm/Qwen/Qwen3-8B,openai/gpt-4o)")
@@ -248,8 +330,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         "attempt_timeout, ... (repeatable)")
     parser.add_argument("--log-dir", metavar="DIR", help="the recipe's log folder (default logs/RECIPE)")
     parser.add_argument("--out", metavar="DIR", help="the report's folder (default results/RECIPE)")
-    parser.add_argument("--limit", type=int, metavar="N", help="the first N samples of each task")
-    parser.add_argument("--epochs", type=int, metavar="N", help="runs per case (default: the recipe's)")
-    parser.add_argument("--retry-attempts", type=int, metavar="N", help="eval_set's retries of a failed log (default 10)")
+    parser.add_argument("--limit", type=int, metavar="N",
+                        help="the first N samples of each task, 1..1000000; in auditing, the first ceil(N/2) failures "
+                        "and floor(N/2) safe runs of each task that has both")
+    parser.add_argument("--epochs", type=int, metavar="N", help="runs per case, 1..1000 (default: the recipe's)")
+    parser.add_argument("--retry-attempts", type=int, metavar="N",
+                        help="eval_set's retries of a failed log, 0..100 (default 10)")
     parser.add_argument("--no-figures", action="store_true", help="the report's tables only")
     parser.set_defaults(run=_command)

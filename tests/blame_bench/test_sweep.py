@@ -4,6 +4,7 @@ log fails the sweep with no report; `blame check` reads every log's status, not 
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
@@ -36,7 +37,7 @@ def offline(argv: list[str], root: Path) -> list[str]:
     argv = list(argv)
     argv[argv.index("--model") + 1] = "offline/random"
     epochs = ["--epochs", "2"] if recipe(argv[0]).epochs > 1 else []  # replicates show in the trials
-    limit = "2" if argv[0] == "auditing" else "1"  # Who&When's second sample is the first's safe control
+    limit = "2" if argv[0] == "auditing" else "1"  # a failure and a safe run of each task (stratified)
     return [*argv, *epochs, "--limit", limit, "--no-figures", "--log-dir", str(root / "logs"),
             "--out", str(root / "report")]
 
@@ -53,6 +54,17 @@ def section(report: str, heading: str) -> str:
     start = report.index(heading + "\n") + len(heading)
     end = re.search(rf"^{level} ", report[start:], flags=re.M)
     return report[start:start + end.start()] if end else report[start:]
+
+
+def column(text: str, header: str) -> list[str]:
+    """The cells under ``header`` in the Markdown table of ``text`` that has it (one per row; a wide
+    table is printed as several, each with the first columns)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|") and f"| {header} |" in line)
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in itertools.takewhile(lambda line: line.startswith("|"), lines[start:])]
+    at = rows[0].index(header)
+    return [row[at] for row in rows[2:]]
 
 
 def test_list_describes_every_recipe(capsys: pytest.CaptureFixture[str]):
@@ -104,7 +116,10 @@ PROMISES = {
         f"| {benchmark} | offline/random " in section(report, "### Online auditing (AgentForesight)")
         for benchmark in ("agentrx/tau_retail", "who_and_when/algorithm_generated", "who_and_when/hand_crafted"))
     and " | online_auditor | " in section(report, "### Online auditing (AgentForesight)")
-    and "FAR on prefix controls" in section(report, "#### False alarms: prefix controls beside complete runs"),
+    and "FAR on prefix controls" in section(report, "#### False alarms: prefix controls beside complete runs")
+    and all(" n=" in cell and "tau_retail" in cell  # --limit 2 took a failure and a safe run of AgentRx
+            for cell in column(section(report, "#### False alarms: prefix controls beside complete runs"),
+                               "FAR on complete runs")),
 }
 """Recipe -> does its report hold the table it promises (read from the offline run's report.md)."""
 
@@ -155,6 +170,6 @@ def test_bad_sweep_arguments_are_one_line(capsys: pytest.CaptureFixture[str]):
     assert main(["sweep", "poirot-tabel1", "--model", "offline/random"]) == 2
     assert "unknown recipe 'poirot-tabel1'; valid: poirot-table1" in capsys.readouterr().err
     assert main(["sweep", "raffles", "--model", "offline/random", "--limit", "0"]) == 2
-    assert "--limit must be at least 1" in capsys.readouterr().err
+    assert "--limit must be an integer in 1..1000000, got 0" in capsys.readouterr().err
     assert main(["sweep", "raffles"]) == 2
     assert "give a RECIPE and --model" in capsys.readouterr().err
