@@ -20,6 +20,11 @@ label; the label-derived meta (``n_errors``, ``label_consistent``) is recomputed
 annotation's (``n_failures``, ``n_speaker_mismatches``) dropped. A run with no admitted candidate
 (``abstained``) or no usable answer (``invalid``) gets no label and is written to the folder's
 ``abstained`` config with the reason and its candidates, never dropped.
+
+Every user error is one line on stderr and exit status 1: a bad DATA, ``--proposers`` or
+``--verifiers`` outside 1..:data:`MAX_CALLS`, a ``--model`` Inspect cannot make, a ``--log-dir``
+or ``--out`` that is a file, under a file or where no folder can be made, an ``--out`` that is not
+empty (``blame_bench.log_status.folder_problem``).
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from blame_bench.log_status import folder_problem, one_line
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalSample
@@ -40,6 +47,9 @@ LoaderTable = Callable[[], dict[str, list[tuple[str, Callable[[Path], list]]]]]
 
 LICENSES = {"who_and_when": "mit", "agentrx": "mit", "aftraj": "cc-by-4.0", "blame": "unknown"}
 """The license of each dataset's records, for the card (BLAME's repository states none)."""
+
+MAX_CALLS = 64
+"""The most proposers, and verifiers per candidate, ``blame label`` takes (calls grow as their product)."""
 
 LABEL_DERIVED_META = ("n_errors", "label_consistent", "n_failures", "n_speaker_mismatches")
 """Meta keys the loaders derive from a label: recomputed (the first two) or dropped for silver labels."""
@@ -66,10 +76,12 @@ def add_parsers(commands: argparse._SubParsersAction, data_commands: argparse._S
         "candidate are kept apart (config `abstained`).")
     label.add_argument("data", metavar="DATA", help="a trajectory folder, or NAME[:PART]")
     label.add_argument("--model", required=True, help="the Inspect model, e.g. openai/gpt-4o or offline/random")
-    label.add_argument("--proposers", type=int, default=3, metavar="P", help="proposer calls per run (default 3)")
+    label.add_argument("--proposers", type=int, default=3, metavar="P",
+                       help=f"proposer calls per run, 1..{MAX_CALLS} (default 3)")
     label.add_argument("--verifiers", type=int, default=3, metavar="V",
-                       help="verifier calls per distinct candidate (default 3)")
-    label.add_argument("--log-dir", default="logs", metavar="DIR", help="where the eval log goes (default logs)")
+                       help=f"verifier calls per distinct candidate, 1..{MAX_CALLS} (default 3)")
+    label.add_argument("--log-dir", default="logs", metavar="DIR",
+                       help="where the eval log goes (default logs; a folder, made if missing)")
     _common_options(label)
     label.set_defaults(run=lambda args: _label(args, loaders))
 
@@ -93,8 +105,8 @@ def _export(args: argparse.Namespace, loaders: LoaderTable) -> int:
         trajectories, origin, license = _dataset(args.name, args.subset, args.data_dir, loaders)
         description = (f"{len(trajectories)} trajectories of {origin}, as its loader reads them, labels as the "
                        "source has them (label source human). Written by `blame data export`.")
-        out = write_trajectories(trajectories, args.out, f"{args.name} ({', '.join(args.subset) or 'all parts'})",
-                                 description, license)
+        out = _write(write_trajectories, trajectories, args.out,
+                     f"{args.name} ({', '.join(args.subset) or 'all parts'})", description, license)
     except _Refused as error:
         print(f"blame data export: {error}", file=sys.stderr)
         return 1
@@ -113,6 +125,7 @@ def _label(args: argparse.Namespace, loaders: LoaderTable) -> int:
 
 def _run_label(args: argparse.Namespace, loaders: LoaderTable) -> int:
     from inspect_ai import Task, eval
+    from inspect_ai._util.error import PrerequisiteError
     from inspect_ai.dataset import MemoryDataset
 
     from blame.schema import Trajectory
@@ -123,8 +136,11 @@ def _run_label(args: argparse.Namespace, loaders: LoaderTable) -> int:
     from tasks.trajectories import scoring
 
     for option, value in (("--proposers", args.proposers), ("--verifiers", args.verifiers)):
-        if value < 1:
-            raise _Refused(f"{option} {value}: expected an integer >= 1")
+        if not 1 <= value <= MAX_CALLS:
+            raise _Refused(f"{option} {value}: expected an integer in 1..{MAX_CALLS}")
+    problem = folder_problem(args.log_dir, "--log-dir")
+    if problem:
+        raise _Refused(problem)
     _check_out(args.out)
     runs, origin, license = _data(args.data, args.data_dir, loaders)
     failed = [t for t in runs if t.label is not None or t.outcome_known]
@@ -140,9 +156,12 @@ def _run_label(args: argparse.Namespace, loaders: LoaderTable) -> int:
         metadata={"label_data": args.data, FRAMING_KEY: KNOWN_FAILURE, "datasets": dataset_provenance(failed),
                   "skipped_unknown_outcome": len(runs) - len(failed)},
     )
-    log = eval(task, model=args.model, log_dir=args.log_dir)[0]
+    try:
+        log = eval(task, model=args.model, log_dir=args.log_dir)[0]
+    except (PrerequisiteError, ValueError, OSError) as error:  # a provider Inspect cannot make, a folder
+        raise _Refused(one_line(error)) from None
     if log.status != "success" or not log.samples:
-        why = log.error.message if log.error else "no samples"
+        why = one_line(log.error.message) if log.error else "no samples"
         raise _Refused(f"the labelling eval ended with status {log.status} ({why}); log: {log.location}")
     by_id = {t.id: t for t in failed}
     labelled, unlabelled = [], []
@@ -156,7 +175,8 @@ def _run_label(args: argparse.Namespace, loaders: LoaderTable) -> int:
         f"made. The source's own labels are not in this folder; the eval log `{Path(log.location).name}` "
         "scores the silver labels against them."
     )
-    out = write_trajectories(labelled, args.out, f"Silver labels: {args.data}", description, license, unlabelled)
+    out = _write(write_trajectories, labelled, args.out, f"Silver labels: {args.data}", description, license,
+                 unlabelled)
     print(f"wrote {out}: {len(labelled)} labelled, {len(unlabelled)} left without a label (config abstained) of "
           f"{len(failed)} failed runs ({len(runs) - len(failed)} of unknown outcome skipped); log: {log.location}")
     return 0
@@ -197,9 +217,21 @@ def silver(run: Trajectory, sample: EvalSample, model: str, log_name: str) -> Tr
 
 
 def _check_out(out: str) -> None:
+    """Refuse an ``--out`` that is not a new or empty folder that can be made."""
+    problem = folder_problem(out, "--out")
+    if problem:
+        raise _Refused(problem)
     path = Path(out)
-    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+    if path.is_dir() and any(path.iterdir()):
         raise _Refused(f"--out {out}: not an empty folder; give a new one")
+
+
+def _write(write: Callable[..., Path], *args: object) -> Path:
+    """``write(*args)`` (the folder writer), an OS error (a full disk, a folder taken meanwhile) as one line."""
+    try:
+        return write(*args)
+    except OSError as error:
+        raise _Refused(f"--out {args[1]}: {one_line(error)}") from None
 
 
 def _data(data: str, data_dir: str | None, loaders: LoaderTable) -> tuple[list, str, str]:

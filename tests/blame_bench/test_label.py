@@ -152,7 +152,7 @@ def test_labels_are_hidden_from_every_call(tmp_path: Path) -> None:
     (["nope:x"], "unknown dataset 'nope'"),
     (["agentrx:nope"], "agentrx has no part nope: valid: tau_retail, tau_retail_safe, magentic_one"),
     (["agentrx:tau_retail_safe"], "no failed run (every run is of unknown outcome)"),
-    (["agentrx:tau_retail", "--proposers", "0"], "--proposers 0: expected an integer >= 1"),
+    (["agentrx:tau_retail", "--proposers", "0"], "--proposers 0: expected an integer in 1..64"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(argv: list[str], message: str, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
