@@ -7,8 +7,8 @@ tools) and the link graph, whose edges name the non-agent components by id. It d
 dataset's component list. It answers ``{"dimensions": [{"id", "kind", "description"}]}``.
 
 Mapping: each dimension's ``id`` is resolved to a dataset component with the shared rules of
-``solvers._output.resolve_component`` (exact id, display name, then case- and
-punctuation-insensitive). The space is unusable, and the attribution invalid, when the answer has
+``solvers._output.resolve_component`` (exact id, display name, then NFKC/case-folded and
+letter-and-digit matches; a name that spells nothing, or matches two components, resolves to none). The space is unusable, and the attribution invalid, when the answer has
 no dimension list, a dimension resolves to no component, two dimensions resolve to the same
 component, or an agent has no dimension. Otherwise the space is the dataset's SystemSpec
 restricted to the mapped components (dataset order, so scores line up with labels; links among

@@ -1,9 +1,9 @@
 """A2P (Abduct-Act-Predict): one structured pass of causal reasoning that names the decisive error.
 
 The full specification and every choice the paper leaves open: ``docs/protocols/a2p.md``. Built
-from the paper's description only (West et al., "Abduct, Act, Predict: Scaffolding Causal
-Inference for Automated Failure Attribution in Multi-Agent Systems", arXiv 2509.10401); no
-reference code could be had.
+from the paper's description (West et al., "Abduct, Act, Predict: Scaffolding Causal Inference
+for Automated Failure Attribution in Multi-Agent Systems", arXiv 2509.10401); reference code:
+jimmywang585/A2P (8fd0d4b0), departures from it in ``docs/protocols/a2p.md``.
 
 One call (role ``judge``) reads the task, the components and the step-numbered log, and answers
 one JSON object whose fields are filled in order:
@@ -30,7 +30,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
 from blame.arguments import as_bool, refuse_unknown
-from blame.render import RenderBudget, inline_list, note_cuts, render_log
+from blame.render import RenderBudget, inline_list, note_cuts
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
@@ -131,8 +131,8 @@ def a2p(
         trajectory = model_view_from_state(state)
         attribution = Attribution(method="a2p")
         async with span("abduct_act_predict"):
-            shared, _ = context(trajectory, budget)
-            note_cuts(attribution, render_log(trajectory, budget))  # the log `context` shows
+            shared, log = context(trajectory, budget)
+            note_cuts(attribution, log)
             messages = [ChatMessageSystem(content=system_prompt(trajectory)),
                         ChatMessageUser(content=f"{shared}\n\n{instructions(trajectory)}")]
             output = await generate_answer(

@@ -44,7 +44,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
 from blame.arguments import as_bool, as_float, as_int, refuse_unknown
-from blame.render import RenderBudget, inline, inline_list, render_log, render_system, render_task
+from blame.render import RenderBudget, RenderedLog, inline, inline_list, note_cuts, render_log, render_system, render_task
 from blame.schema import Attribution, Candidate, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
@@ -122,11 +122,11 @@ def verdict_schema() -> dict[str, Any]:
     }
 
 
-def context(trajectory: Trajectory, budget: RenderBudget) -> tuple[str, list[int]]:
-    """The part every call of a sample shares (task, system, log) and the steps cut to fit."""
+def context(trajectory: Trajectory, budget: RenderBudget) -> tuple[str, RenderedLog]:
+    """The part every call of a sample shares (task, system, log) and the rendered log (what was cut)."""
     log = render_log(trajectory, budget)
-    text = "\n\n".join([render_task(trajectory), render_system(trajectory.system, budget), f"Session log:\n{log.text}"])
-    return text, log.truncated_steps
+    text = "\n\n".join([render_task(trajectory, budget), render_system(trajectory.system, budget), f"Session log:\n{log.text}"])
+    return text, log
 
 
 def propose_prompt(trajectory: Trajectory) -> str:
@@ -295,7 +295,8 @@ def propose_verify(
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         trajectory = model_view_from_state(state)
         attribution = Attribution(method="propose_verify", settings=settings)
-        shared, attribution.truncated_steps = context(trajectory, budget)
+        shared, log = context(trajectory, budget)
+        note_cuts(attribution, log)
         record: dict[str, Any] = {"proposals": [], "verdicts": [], "no_fault_majority": False}
 
         async with span("propose"):

@@ -22,7 +22,6 @@ N_STEPS, BUDGET = 40, 800
 """40 short steps render to about 1,300 characters; the budget holds about 25 of them."""
 HEADER = re.compile(r"^\[step \d+\] ", re.MULTILINE)
 OPTIONS = {"poirot": {"persona_view": "full"}}  # the whole log in the personas' context
-PENDING = {"propose_verify": "solvers/propose_verify.py does not record omitted_steps yet (its owner's change)"}
 
 
 def _trajectory() -> Trajectory:
@@ -45,8 +44,6 @@ def test_prompts_keep_the_budget_and_the_attribution_says_what_was_left_out(name
         for message in event.input:
             assert len(HEADER.findall(message.text)) < N_STEPS, "a prompt shows the whole over-budget log"
     assert any("steps not shown ...]" in m.text for e in events for m in e.input)
-    if name in PENDING:
-        pytest.xfail(PENDING[name])
     attribution = stored_attribution(sample.store)
     assert attribution.over_budget and attribution.omitted_steps
     assert set(attribution.omitted_steps) <= set(range(N_STEPS))
