@@ -119,8 +119,8 @@ def script(s: Session) -> None:
                                              ehr=_ehr(sc), mobility=_mobility(sc))
     consult = s.act("consult", "physio_general", diagnosis=diagnosis)
     s.act("consult_answer", "chief", diagnosis=diagnosis, proposed_plan=consult["proposed_plan"])
-    s.tool("chief", "D2W_rehab_plan_tool", {"plan": consult["proposed_plan"]})
-    rx = s.act("prescription", "physio_general", diagnosis=diagnosis, consult=consult)
+    table = s.tool("chief", "D2W_rehab_plan_tool", {"plan": consult["proposed_plan"]})
+    rx = s.act("prescription", "physio_general", diagnosis=diagnosis, consult=consult, plan_table=table)
     rx = s.state["prescription"] = {**rx, "hr_peak": diagnosis["hr_peak"], "hr_limit": diagnosis["hr_limit"]}
     config = s.act("configure", "exoskeleton", prescription=rx)
     s.hook("command", {"kind": "configure", "speed": config["speed"]}, context=0)

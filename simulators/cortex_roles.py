@@ -142,23 +142,45 @@ def summary(inputs: dict[str, Any], rng: random.Random) -> Output:
     return {"next_plan": nxt, "text": text}
 
 
+def _plan_monitoring(inputs: dict[str, Any], out: Output) -> Output:
+    """Model mode: Plan 4 runs without physiological monitoring."""
+    return {**out, "monitoring": out["plan"] != 4}
+
+
+def _speed_of_action(inputs: dict[str, Any], out: Output) -> Output:
+    """Model mode: the speed that follows from the physiotherapist's action."""
+    step = {"stop": None, "progress": 0.05, "raise": 0.05, "reduce": -0.05}.get(out["action"], 0.0)
+    return {**out, "speed": 0.0 if step is None else round(max(0.0, inputs["speed"] + step), 2)}
+
+
+PLAN = {"type": "integer", "minimum": 1, "maximum": 4}
+ACTION = {"type": "string", "enum": ["stop", "continue", "progress", "reduce", "raise"]}
 ROLES: dict[str, Role] = {
     "diagnosis": Role("doctor", ("intake", "presentation", "ehr", "mobility"), ("gmfcs", "hr_limit"),
                       "You are the Diagnosis Doctor of CORTEX. Read the guardian's intake, the child's presentation, "
                       "the EHR and the test results; write the diagnosis for the Chief: GMFCS level, spasticity and "
-                      "range of motion, risks, contraindications, and the heart-rate envelope.", diagnosis),
+                      "range of motion, risks, contraindications, and the heart-rate envelope.", diagnosis,
+                      fields={"gmfcs": {"type": "integer", "minimum": 1, "maximum": 4},
+                              "hr_limit": {"type": "integer", "minimum": 60, "maximum": 220}}),
     "consult": Role("chief", ("diagnosis",), ("proposed_plan",),
                     "You are the Chief of Rehabilitation of CORTEX. From the Doctor's diagnosis choose a "
                     "Discover2Walk plan (1-3), consult the General Physiotherapist, then prescribe the plan, its "
-                    "parameters and the stop rules.", consult),
+                    "parameters and the stop rules.", consult,
+                    fields={"proposed_plan": PLAN}),
     "consult_answer": Role("physio_general", ("diagnosis", "proposed_plan"), ("agrees",),
                            "You are the General Physiotherapist of CORTEX. Answer the Chief's consultation, configure "
                            "the Discover2Walk exoskeleton as prescribed, watch the telemetry and the child, adjust "
                            "within the plan, stop the session when a stop rule is met, and report.", consult_answer),
-    "prescription": Role("chief", ("diagnosis", "consult"), ("plan", "speed", "bws", "assist"), "", prescription),
+    "prescription": Role("chief", ("diagnosis", "consult", "plan_table"), ("plan", "speed", "bws", "assist"), "", prescription,
+                         fields={"plan": PLAN, "speed": {"type": "number", "minimum": 0, "maximum": 1},
+                                 "bws": {"type": "integer", "minimum": 0, "maximum": 100},
+                                 "assist": {"type": "integer", "minimum": 0, "maximum": 100}},
+                         derive=_plan_monitoring),
     "configure": Role("physio_general", ("prescription",), ("speed",), "", configure),
-    "react": Role("physio_general", ("observation", "speed", "ceiling"), ("action",), "", react),
-    "block_review": Role("physio_general", ("summary", "prescription", "speed"), ("action",), "", block_review),
+    "react": Role("physio_general", ("observation", "speed", "ceiling"), ("action",), "", react,
+                  fields={"action": ACTION}, derive=_speed_of_action),
+    "block_review": Role("physio_general", ("summary", "prescription", "speed"), ("action",), "", block_review,
+                         fields={"action": ACTION}, derive=_speed_of_action),
     "report": Role("physio_general", ("prescription", "stopped", "speed", "steps_walked"), ("text",), "", report),
-    "summary": Role("chief", ("report", "prescription"), ("next_plan",), "", summary),
+    "summary": Role("chief", ("report", "prescription"), ("next_plan",), "", summary, fields={"next_plan": PLAN}),
 }

@@ -32,13 +32,20 @@ Output = dict[str, Any]
 @dataclass(frozen=True)
 class Role:
     """An agent role: the component that plays it, what it reads and writes, the system prompt a
-    model backend would send, and the template generator ``template(inputs, rng) -> Output``."""
+    model backend sends, and the template generator ``template(inputs, rng) -> Output``.
+
+    Model mode (``simulators.model_mode``): the model writes ``text`` and the fields of
+    ``outputs`` and ``fields`` (JSON schemas; a field without one takes the type of the template's
+    value); ``derive(inputs, output)`` recomputes the fields that follow from them (a rating's
+    direction); any other field is the template's for the same inputs."""
 
     component: str
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     system_prompt: str
     template: Callable[[dict[str, Any], random.Random], Output]
+    fields: dict[str, dict[str, Any]] = field(default_factory=dict)
+    derive: Callable[[dict[str, Any], Output], Output] | None = None
 
 
 @dataclass(frozen=True)
@@ -49,7 +56,7 @@ class Fault:
     makes a sampled scenario one in which the fault can show (the clean twin shares it);
     ``apply(inputs_or_context, produced, rng)`` returns what the faulty component produces
     instead (template mode); ``check(session)`` is the programmatic manifestation check;
-    ``instruction`` is the behaviour a model backend would give the role instead (agent faults).
+    ``instruction`` is the behaviour a model backend gives the role instead (agent faults).
     """
 
     id: str

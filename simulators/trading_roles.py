@@ -163,12 +163,27 @@ def rating_output(rating: str, rng: random.Random, sizing: str) -> Output:
             "text": f"{summary}{sizing}\n**Rating**: {rating}"}
 
 
+def _direction(inputs: dict[str, Any], out: Output) -> Output:
+    """Model mode: the direction of a rating or an action."""
+    word = out.get("rating", out.get("action"))
+    return {**out, "direction": sign(RATINGS.index(word) - 2) if word in RATINGS else
+            {"Buy": 1, "Hold": 0, "Sell": -1}[word]}
+
+
+def _count(inputs: dict[str, Any], out: Output) -> Output:
+    """Model mode: a debate turn weighs as many points as it cites."""
+    return {**out, "count": len(out["citations"])}
+
+
+RATING = {"rating": {"type": "string", "enum": RATINGS}}
+STANCE = {"stance": {"type": "string", "enum": ["bold", "cautious"]}}
+CITATIONS = {"citations": {"type": "array", "items": {"type": "string"}, "maxItems": 6}}
 _ANALYST = ("Write a report on {what} for the trade date, with the numbers you use and your overall stance "
             "(bullish, neutral or bearish).")
 ROLES: dict[str, Role] = {
     "market": Role("market_analyst", ("ticker", "snapshot"), ("stance", "points"),
                    "You are the Market Analyst. " + _ANALYST.format(what="price action and technical indicators"),
-                   market),
+                   market, fields={"stance": {"type": "integer", "minimum": -1, "maximum": 1}}),
     "social": Role("social_media_analyst", ("ticker", "bullish", "bearish"), ("points",),
                    "You are the Social Media Analyst. " + _ANALYST.format(what="social-media sentiment"), social),
     "news": Role("news_analyst", ("ticker", "items", "stance_of_items"), ("points",),
@@ -177,21 +192,25 @@ ROLES: dict[str, Role] = {
                          "You are the Fundamentals Analyst. " + _ANALYST.format(what="the company's financials"),
                          fundamentals),
     "bull": Role("bull_researcher", ("reports",), ("text",), "You are the Bull Researcher. Argue for buying, citing "
-                 "the analysts' reports accurately, and rebut the bear.", bull),
+                 "the analysts' reports accurately, and rebut the bear.", bull, fields=CITATIONS, derive=_count),
     "bear": Role("bear_researcher", ("reports", "bull"), ("text",), "You are the Bear Researcher. Argue against "
-                 "buying, citing the analysts' reports accurately, and rebut the bull.", bear),
+                 "buying, citing the analysts' reports accurately, and rebut the bull.", bear, fields=CITATIONS,
+                 derive=_count),
     "research_manager": Role("research_manager", ("bull", "bear"), ("rating",), "You are the Research Manager. Judge "
                              "the debate you read and give a five-tier recommendation with a plan for the trader.",
-                             research_plan),
+                             research_plan, fields=RATING, derive=_direction),
     "trader": Role("trader", ("plan",), ("action",), "You are the Trader. Turn the investment plan into a proposal: "
-                   "Buy, Hold or Sell, with sizing, ending with FINAL TRANSACTION PROPOSAL.", trader),
+                   "Buy, Hold or Sell, with sizing, ending with FINAL TRANSACTION PROPOSAL.", trader,
+                   fields={"action": {"type": "string", "enum": ["Buy", "Hold", "Sell"]}, "sizing": {"type": "string"}},
+                   derive=_direction),
     "risky": Role("risky_analyst", ("reports", "proposal"), ("stance",), "You are the Aggressive Risk Analyst. Argue "
-                  "for the high-reward reading of the trader's proposal.", risky),
+                  "for the high-reward reading of the trader's proposal.", risky, fields=STANCE),
     "safe": Role("safe_analyst", ("reports", "proposal"), ("stance",), "You are the Conservative Risk Analyst. Argue "
-                 "for protecting capital.", safe),
+                 "for protecting capital.", safe, fields=STANCE),
     "neutral": Role("neutral_analyst", ("reports", "proposal"), ("stance",), "You are the Neutral Risk Analyst. Weigh "
-                    "both sides and argue for a balanced position.", neutral),
+                    "both sides and argue for a balanced position.", neutral, fields=STANCE),
     "decision": Role("risk_manager", ("plan", "proposal", "stances", "memory"), ("rating",),
                      "You are the Portfolio Manager and risk judge. From the plan, the trader's proposal, the risk "
-                     "debate and your past decisions, give the final five-tier rating as **Rating**: X.", decision),
+                     "debate and your past decisions, give the final five-tier rating as **Rating**: X.", decision,
+                     fields=RATING, derive=_direction),
 }

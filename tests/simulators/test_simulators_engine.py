@@ -20,7 +20,7 @@ from blame.schema import Trajectory
 from blame.trajectory_folder import load_trajectory_folder
 from simulators import generate, systems
 from simulators.engine import System, TemplateBackend, first_difference, prepared_scenario, run_session
-from simulators.generate import _rejection, generate_records
+from simulators.dataset import rejection, generate_records
 
 SYSTEMS = sorted(systems())
 PER_FAULT = 3
@@ -144,8 +144,8 @@ def test_decisive_only_keeps_failures_only() -> None:
     quiet = _records("cortex", "PAT-X")[0]
     assert quiet.meta["decisive"] is False
     run, twin = _replay(system, quiet)
-    assert _rejection(system, [system.faults["PAT-X"]], run, twin, decisive_only=True) == "not decisive"
-    assert _rejection(system, [system.faults["PAT-X"]], run, twin, decisive_only=False) is None
+    assert rejection(system, [system.faults["PAT-X"]], run, twin, decisive_only=True) == "not decisive"
+    assert rejection(system, [system.faults["PAT-X"]], run, twin, decisive_only=False) is None
     records, _ = generate_records(system, 3, 2, faults=["EXO-X", "CR-X"], safe_share=0.0, decisive_only=True)
     assert all(r.meta["decisive"] and r.meta["outcome"] == "failure" for r in records)
 

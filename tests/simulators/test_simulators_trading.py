@@ -11,7 +11,7 @@ import pytest
 from simulators import systems
 from simulators import trading_data as data
 from simulators.engine import prepared_scenario
-from simulators.generate import generate_records
+from simulators.dataset import generate_records
 
 
 @pytest.mark.parametrize(("ticker", "date", "close", "sma50", "sma200", "rsi", "regime"), [

@@ -71,7 +71,7 @@ def _draw_faults(system: System, pool: Sequence[str], k: int, rng: random.Random
             return sorted((system.faults[i] for i in ids), key=lambda f: order.index(f.id))
 
 
-def _rejection(system: System, faults: Sequence[Fault], faulty: Run, twin: Run, decisive_only: bool) -> str | None:
+def rejection(system: System, faults: Sequence[Fault], faulty: Run, twin: Run, decisive_only: bool) -> str | None:
     """Why a faulty session may not be kept (None: keep it)."""
     if twin.failed:
         return "clean twin failed"
@@ -90,7 +90,7 @@ def _rejection(system: System, faults: Sequence[Fault], faulty: Run, twin: Run, 
     return None
 
 
-def _safe_rejection(run: Run, hard_negative: HardNegative | None) -> str | None:
+def safe_rejection(run: Run, hard_negative: HardNegative | None) -> str | None:
     if run.failed:
         return "clean session failed"
     if integrity_problems(run.session):
@@ -102,8 +102,8 @@ def _safe_rejection(run: Run, hard_negative: HardNegative | None) -> str | None:
     return None
 
 
-def _trajectory(system: System, index: int, seed: int, attempt_seed: int, faults: Sequence[Fault], run: Run,
-                twin: Run | None, hard_negative: HardNegative | None) -> Trajectory:
+def trajectory_record(system: System, index: int, seed: int, attempt_seed: int, faults: Sequence[Fault], run: Run,
+                twin: Run | None, hard_negative: HardNegative | None, extra: dict[str, Any] | None = None) -> Trajectory:
     session = run.session
     spec = system.spec
     order = spec.ids
@@ -149,8 +149,19 @@ def _trajectory(system: System, index: int, seed: int, attempt_seed: int, faults
             "n_steps": len(session.steps),
             "n_agents": len(spec.agents),
             "level": None,
+            **(extra or {}),
         },
     )
+
+
+def plan_session(system: System, pool: Sequence[str], seed: int, index: int, max_faults: int,
+                 safe_share: float) -> tuple[random.Random, list[Fault], HardNegative | None]:
+    """Session ``index``'s plan stream, its faults (none: a safe run) and its hard negative."""
+    plan = random.Random(f"{seed}:plan:{index}")
+    safe = not pool or plan.random() < safe_share
+    chosen = [] if safe else _draw_faults(system, pool, plan.randint(1, max_faults), plan)
+    negatives: list[HardNegative | None] = [None, *system.hard_negatives.values()]
+    return plan, chosen, plan.choice(negatives) if safe else None
 
 
 def generate_records(system: System, sessions: int, seed: int, faults: Sequence[str] | None = None,
@@ -159,15 +170,11 @@ def generate_records(system: System, sessions: int, seed: int, faults: Sequence[
     """The kept trajectories and a summary (counts by fault, outcome and regeneration reason)."""
     pool = list(faults) if faults is not None else list(system.faults)
     backend = TemplateBackend()
-    negatives: list[HardNegative | None] = [None, *system.hard_negatives.values()]
     records: list[Trajectory] = []
     regenerations: Counter[str] = Counter()
     redraws = 0
     for i in range(sessions):
-        plan = random.Random(f"{seed}:plan:{i}")
-        safe = not pool or plan.random() < safe_share
-        chosen = [] if safe else _draw_faults(system, pool, plan.randint(1, max_faults), plan)
-        negative = plan.choice(negatives) if safe else None
+        plan, chosen, negative = plan_session(system, pool, seed, i, max_faults, safe_share)
         kept = None
         for attempt in range(MAX_ATTEMPTS * (MAX_REDRAWS + 1)):
             if attempt and attempt % MAX_ATTEMPTS == 0 and chosen:
@@ -178,11 +185,11 @@ def generate_records(system: System, sessions: int, seed: int, faults: Sequence[
             twin = run_session(system, scenario, attempt_seed, [], backend)
             if chosen:
                 run = run_session(system, scenario, attempt_seed, chosen, backend)
-                reason = _rejection(system, chosen, run, twin, decisive_only)
+                reason = rejection(system, chosen, run, twin, decisive_only)
             else:
-                run, reason = twin, _safe_rejection(twin, negative)
+                run, reason = twin, safe_rejection(twin, negative)
             if reason is None:
-                kept = _trajectory(system, i, seed, attempt_seed, chosen, run, twin if chosen else None, negative)
+                kept = trajectory_record(system, i, seed, attempt_seed, chosen, run, twin if chosen else None, negative)
                 break
             regenerations[reason] += 1
         if kept is None:
@@ -191,17 +198,18 @@ def generate_records(system: System, sessions: int, seed: int, faults: Sequence[
         records.append(kept)
         if progress is not None:
             progress(i + 1, sessions)
-    return records, _summary(system, seed, records, regenerations, redraws, max_faults, safe_share, decisive_only)
+    return records, summary_of(system, seed, records, regenerations, redraws, max_faults, safe_share, decisive_only)
 
 
-def _summary(system: System, seed: int, records: list[Trajectory], regenerations: Counter[str], redraws: int,
-             max_faults: int, safe_share: float, decisive_only: bool) -> dict[str, Any]:
+def summary_of(system: System, seed: int, records: list[Trajectory], regenerations: Counter[str], redraws: int,
+             max_faults: int, safe_share: float, decisive_only: bool, mode: str = "template",
+             model: str | None = None) -> dict[str, Any]:
     by_fault: Counter[str] = Counter()
     for t in records:
         for name in (t.label.fault_names if t.label else []):
             by_fault[name] += 1
     return {
-        "generator": f"simulators {GENERATOR_VERSION}", "system": system.key, "mode": "template", "model": None,
+        "generator": f"simulators {GENERATOR_VERSION}", "system": system.key, "mode": mode, "model": model,
         "seed": seed, "sessions": len(records), "max_faults": max_faults, "safe_share": safe_share,
         "decisive_only": decisive_only,
         "safe": sum(t.label is None for t in records),
@@ -235,6 +243,10 @@ def card_text(summary: dict[str, Any]) -> str:
         f"- regenerations: {summary['regenerations']} {summary['regeneration_reasons'] or ''}".rstrip(),
         f"- fault sets redrawn: {summary['fault_sets_redrawn']}",
     ]
+    if "not_kept" in summary:
+        lines.append(f"- sessions not kept within {summary['max_attempts']} attempts (reported, not in the data): "
+                     f"{summary['not_kept']} {summary['not_kept_sessions'] or ''}".rstrip())
+        lines.append(f"- model calls: {summary['model_calls']}")
     return "\n".join(lines)
 
 
