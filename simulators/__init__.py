@@ -1,8 +1,9 @@
 """Runnable multi-agent systems with fault catalogues, and the engine that runs them, injects
 faults, replays clean twins and exports labelled trajectory folders (``docs/simulators.md``).
 
-``generate(system, sessions, seed, out, ...)`` is the entry point a command calls; ``SYSTEMS``
-names the systems (``cortex``, ``trading``).
+``generate(system, sessions, seed, out, ...)`` is the entry point a command calls (template or
+model mode); ``systems()`` names the systems (``cortex``, ``trading``). Model mode is the Inspect
+task ``simulators/model_task.py``.
 """
 
 from __future__ import annotations
