@@ -8,6 +8,7 @@
     blame label DATA --model M --out DIR   silver labels for failed runs (blame_bench.label)
     blame sweep RECIPE --model M        every run one published table needs, then its report (blame_bench.sweep)
     blame check LOG_DIR                 every eval log's status; exit 1 unless all succeeded (blame_bench.log_status)
+    blame generate SYSTEM --sessions N --out DIR   a labelled trajectory folder from a simulator (blame_bench.generate)
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from functools import partial
 from pathlib import Path
 
 from blame.errors import DatasetNotFoundError
-from blame_bench import label, log_status, sweep
+from blame_bench import generate, label, log_status, sweep
 
 
 def _loaders() -> dict[str, list[tuple[str, Callable[[Path], list]]]]:
@@ -211,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     label.add_parsers(commands, data_commands, _loaders)
     sweep.add_parser(commands)
     log_status.add_parser(commands)
+    generate.add_parser(commands)
     raw = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(raw)
     args.argv = raw
