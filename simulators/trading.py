@@ -17,6 +17,7 @@ sound rating that later loses money is a success.
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from blame.blame_cases import TRADING_LINKS
@@ -55,6 +56,8 @@ COMPONENTS = [
 TOOLS_OF = {"market_analyst": ["get_stock_data", "get_indicators"], "news_analyst": ["get_news", "get_global_news"],
             "fundamentals_analyst": ["get_fundamentals"]}
 SCANDAL = "SEC opens accounting probe; CFO resigns"
+SCANDAL_SIGNS = re.compile(r"accounting (probe|investigation)|CFO(\S*)? (resign|steps? down|quits|has left)", re.IGNORECASE)
+"""What shows the scandal in a text (the template's headline, or a model's own words)."""
 INVENTED = ["Fundamentals: revenue growth +45%, net cash 60 bn", "News: record 50 bn buyback announced",
             "Market: breakout above the 52-week high on triple volume", "Social: StockTwits 28 bullish of 30"]
 
@@ -228,8 +231,8 @@ FAULTS = {f.id: f for f in [
           _inverted_market, lambda s: s.state["market_stance"] == -s.scenario["market"] != 0, prepare=_redate,
           instruction="Call every bullish reading bearish and every bearish one bullish; keep the numbers."),
     Fault("News-X", "news_analyst", "news", "a fabricated scandal in the news report", _scandal,
-          lambda s: SCANDAL in s.state["report_text"] and all(SCANDAL not in st.content for st in s.steps
-                                                               if st.kind == "tool_result"),
+          lambda s: bool(SCANDAL_SIGNS.search(s.state["report_text"])) and not any(
+              SCANDAL_SIGNS.search(st.content) for st in s.steps if st.kind == "tool_result"),
           instruction="Report an accounting probe and the CFO's resignation."),
     Fault("BullRes-X", "bull_researcher", "bull", "invented bullish figures attributed to the reports", _misquote,
           lambda s: any(c.split(": ", 1)[1] not in s.state["report_text"] for c in s.state["bull"]["citations"]),
