@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
 
 import providers.offline_model  # noqa: F401  (registers the offline/... provider)
 from blame.arguments import ArgumentError
@@ -22,7 +23,7 @@ from simulators import generate, systems
 from simulators.engine import System, TemplateBackend, first_difference, prepared_scenario, run_session
 from simulators.dataset import rejection, generate_records
 from simulators.model_mode import TurnRequest, judge_problems, run_model_session
-from simulators.model_task import export_logs
+from simulators.model_task import ATTEMPTS_KEY, export_logs
 
 REPO = Path(__file__).resolve().parents[2]
 INSPECT = str(Path(sys.executable).parent / "inspect")
@@ -125,6 +126,11 @@ def test_model_mode_runs_through_inspect_eval_and_exports_its_logs(system_name: 
                "--display", "none"]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
+    [log] = [read_eval_log(info) for info in list_eval_logs(str(logs))]
+    assert log.status == "success" and {bool(s.metadata["faults"]) for s in log.samples} == {True, False}
+    for sample in log.samples:
+        attempts = sample.store[ATTEMPTS_KEY]
+        assert attempts and all(a["kept"] or a["reason"] for a in attempts) and "session_checks" in sample.scores
     summary = export_logs(logs, tmp_path / "out")
     assert summary["mode"] == "model" and summary["model"] == "offline/random"
     assert summary["sessions"] + summary["not_kept"] == 6 and summary["model_calls"] > 0
