@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from doc_commands import REPO, markdown_commands, run_command, scratch_repo
 
+from simulators.model_task import simulate
 from solvers import SOLVERS
 from tasks.aftraj import aftraj
 from tasks.agentrx import agentrx
@@ -158,7 +159,7 @@ def test_every_argument_shown_exists():
     (of the named one when the command names one), every ``-T key=`` of some task, and every
     ``solver=`` value a registered solver."""
     solver_args = {n: set(signature_defaults(f)) for n, f in SOLVERS.items()}
-    task_args = set().union(*(signature_defaults(t) for t in TASKS.values()))
+    task_args = set().union(*(signature_defaults(t) for t in [*TASKS.values(), simulate]))  # simulate: docs/simulators.md
     for path in [README, CARD, *sorted((REPO / "docs").rglob("*.md"))]:
         text = path.read_text(encoding="utf-8")
         for key in set(re.findall(r"-T (\w+)=", text)) - {"key"}:  # `-T key=value`: the syntax
