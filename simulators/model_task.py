@@ -28,7 +28,7 @@ from inspect_ai.model import GenerateConfig, ModelOutput, ResponseSchema, get_mo
 from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from blame.arguments import as_bool, as_float, as_int, invalid_argument
+from blame.arguments import as_bool, as_float, as_int, invalid_argument, refuse_unknown
 from blame.schema import Trajectory
 from simulators.engine import prepared_scenario
 from simulators.dataset import (
@@ -132,8 +132,10 @@ def session_checks() -> Scorer:
 
 @task
 def simulate(system: str = "cortex", sessions: int = 4, seed: int = 0, faults: str | None = None, max_faults: int = 1,
-             safe_share: float = 0.25, decisive_only: bool = False, max_attempts: int = 2) -> Task:
-    """Model-mode generation of ``sessions`` sessions of ``system`` (see the module docstring)."""
+             safe_share: float = 0.25, decisive_only: bool = False, max_attempts: int = 2, **kwargs: Any) -> Task:
+    """Model-mode generation of ``sessions`` sessions of ``system`` (see the module docstring); an
+    unknown argument stops the run with one line."""
+    refuse_unknown(simulate, kwargs)
     known = systems()
     if system not in known:
         raise invalid_argument("system", system, f"one of {', '.join(known)}")
@@ -170,6 +172,10 @@ def records_from_logs(logs: str | Path | list[EvalLog]) -> tuple[list[Trajectory
     if not read:
         raise invalid_argument("logs", str(logs), "model-mode generation logs (inspect eval simulators/model_task.py)")
     meta = read[0].eval.metadata or {}
+    other = next((log for log in read if log.eval.metadata != meta), None)
+    if other is not None:
+        raise invalid_argument("logs", str(other.location), f"logs of one generation (these differ from "
+                               f"{read[0].location}: {other.eval.metadata} against {meta})")
     system = systems()[meta["system"]]
     kept: dict[str, Trajectory] = {}
     attempts: dict[str, list[dict[str, Any]]] = {}

@@ -23,7 +23,7 @@ from simulators import generate, systems
 from simulators.engine import System, TemplateBackend, first_difference, prepared_scenario, run_session
 from simulators.dataset import rejection, generate_records
 from simulators.model_mode import TurnRequest, judge_problems, run_model_session
-from simulators.model_task import ATTEMPTS_KEY, export_logs
+from simulators.model_task import ATTEMPTS_KEY, export_logs, simulate
 
 REPO = Path(__file__).resolve().parents[2]
 INSPECT = str(Path(sys.executable).parent / "inspect")
@@ -111,6 +111,10 @@ def test_model_mode_arguments_are_one_line(tmp_path: Path) -> None:
         generate("cortex", 1, 0, tmp_path / "a", mode="models")
     with pytest.raises(ArgumentError, match=r"^Invalid argument model='offline/random': expected nothing in template"):
         generate("cortex", 1, 0, tmp_path / "a", model="offline/random")
+    with pytest.raises(ArgumentError, match=r"^Unknown argument sesions for simulate: valid arguments are system, "):
+        simulate("cortex", sesions=3)
+    with pytest.raises(ArgumentError, match=r"^Invalid argument faults='EXO-Y': expected fault ids of cortex"):
+        simulate("cortex", faults="EXO-Y")
     with pytest.raises(ArgumentError, match=r"^Invalid argument max_attempts=0"):
         generate("cortex", 1, 0, tmp_path / "a", mode="model", model="offline/random", max_attempts=0)
 
@@ -140,3 +144,14 @@ def test_model_mode_runs_through_inspect_eval_and_exports_its_logs(system_name: 
     for record in records:
         assert record.meta["mode"] == "model" and record.meta["model"] == "offline/random"
         assert (record.label is None) == (record.meta["faults"] == "")
+
+
+def test_logs_of_two_generations_are_not_exported_together(tmp_path: Path) -> None:
+    from inspect_ai import eval as inspect_eval
+
+    logs = inspect_eval([simulate("trading", 1, seed) for seed in (0, 1)], model="offline/random", display="none",
+                        log_dir=str(tmp_path / "logs"))
+    with pytest.raises(ArgumentError, match=r"^Invalid argument logs=.*: expected logs of one generation"):
+        export_logs(logs, tmp_path / "out")
+    summary = export_logs(logs[:1], tmp_path / "one")
+    assert summary["sessions"] + summary["not_kept"] == 1 and summary["seed"] == 0
