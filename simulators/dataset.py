@@ -256,13 +256,19 @@ def export(system: System, records: list[Trajectory], summary: dict[str, Any], o
     return write_trajectories(records, out, title=title, description=card_text(summary), license="cc0-1.0")
 
 
+MAX_SESSIONS = 20_000
+"""The most sessions one generation holds (all are kept in memory until the folder is written)."""
+MAX_SEED = 2**31 - 1
+
+
 def check_arguments(system: System, sessions: Any, seed: Any, faults: Sequence[str] | None, max_faults: Any,
                     safe_share: Any) -> None:
     """One-line errors for arguments outside their valid values."""
-    if isinstance(sessions, bool) or not isinstance(sessions, int) or sessions < 1:
-        raise invalid_argument("sessions", sessions, "a whole number of sessions >= 1")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise invalid_argument("seed", seed, "a whole number >= 0")
+    if isinstance(sessions, bool) or not isinstance(sessions, int) or not 1 <= sessions <= MAX_SESSIONS:
+        raise invalid_argument("sessions", sessions, f"a whole number of sessions from 1 to {MAX_SESSIONS:,} "
+                               "(more: several folders with different seeds)")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise invalid_argument("seed", seed, f"a whole number from 0 to {MAX_SEED:,}")
     if faults is not None:
         unknown = [f for f in faults if f not in system.faults]
         if unknown or not faults:

@@ -34,6 +34,8 @@ def test_same_arguments_give_the_same_folder(tmp_path: Path, capsys: pytest.Capt
 @pytest.mark.parametrize(("arguments", "named"), [
     (["nosuch", "--sessions", "3"], "system='nosuch'"),
     (["cortex", "--sessions", "0"], "sessions=0"),
+    (["cortex", "--sessions", "100000000"], "from 1 to 20,000"),
+    (["cortex", "--sessions", "3", "--seed", "-1"], "seed=-1"),
     (["cortex", "--sessions", "3", "--faults", "EXO-X,NOPE"], "faults="),
     (["cortex", "--sessions", "3", "--max-faults", "0"], "max_faults=0"),
     (["cortex", "--sessions", "3", "--safe-share", "1.5"], "safe_share=1.5"),
