@@ -2,6 +2,7 @@
 
     blame sweep --list                                     the recipes and what each reproduces
     blame sweep poirot-table1 --model M [--log-dir DIR] [--out DIR] [--limit N] [--epochs N]
+    blame sweep generated-table1 --model M [--sessions N] [--seed S]
 
 A recipe (:data:`RECIPES`) is a list of runs, each a task with its arguments and a method with its
 options. The sweep runs them all with Inspect's ``eval_set`` into the recipe's own log folder
@@ -28,11 +29,19 @@ and safe runs takes its first ceil(N/2) failures and first floor(N/2) safe runs 
 runs short. Bounds (:data:`BOUNDS`): ``--limit`` 1..1,000,000, ``--epochs`` 1..1000,
 ``--retry-attempts`` 0..100. A bad argument, path, provider, model list or log folder is one line
 on stderr (Rich markup stripped), never a traceback.
+
+A recipe with ``generates`` (``generated-table1``) first makes its data: ``--sessions N``
+(default 200, 1..100,000) template-mode sessions of each system, ``simulators.generate(system, N,
+--seed S (default 0, 0..2**31-1), LOG_DIR/generated/SYSTEM)``, then runs on those folders (a run's
+``data_dir`` names ``LOG_DIR``). A rerun reuses a folder whose card states the same generation
+(generator version, system, mode, seed, sessions) and refuses, in one line, one that states
+another. ``--sessions`` and ``--seed`` are refused with any other recipe.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,14 +51,16 @@ from typing import Any
 
 from blame_bench.log_status import folder_problem, log_statuses, one_line, set_aside, superseded
 
-BOUNDS = {"--limit": (1, 1_000_000), "--epochs": (1, 1000), "--retry-attempts": (0, 100)}
+BOUNDS = {"--limit": (1, 1_000_000), "--epochs": (1, 1000), "--retry-attempts": (0, 100),
+          "--sessions": (1, 100_000), "--seed": (0, 2**31 - 1)}
 """The valid range of each count option, far beyond any real run (a typo stops at once, not after hours)."""
 
 
 @dataclass(frozen=True)
 class Run:
     """One configuration of a recipe: ``task`` (a task of ``tasks/``) with ``task_args``, solved by
-    ``solver`` (a ``solvers.SOLVERS`` name) with ``solver_args``."""
+    ``solver`` (a ``solvers.SOLVERS`` name) with ``solver_args``; a ``data_dir`` starting with
+    :data:`LOG_DIR` names the sweep's log folder (:meth:`placed`)."""
 
     task: str
     solver: str
@@ -64,18 +75,36 @@ class Run:
         args += [f"-S {k}={shown(v)}" for k, v in self.solver_args.items()]
         return " ".join([self.task, self.solver, *args])
 
+    def placed(self, log_dir: Path) -> Run:
+        """This run with :data:`LOG_DIR` in its ``data_dir`` replaced by ``log_dir``."""
+        data_dir = self.task_args.get("data_dir")
+        if not (isinstance(data_dir, str) and data_dir.startswith(LOG_DIR)):
+            return self
+        args = {**self.task_args, "data_dir": str(log_dir) + data_dir[len(LOG_DIR):]}
+        return Run(self.task, self.solver, MappingProxyType(args), self.solver_args)
+
+
+LOG_DIR = "LOG_DIR"
+"""The sweep's log folder in a run's ``data_dir``, as ``blame sweep --list`` shows it."""
+GENERATED = ("cortex", "trading")
+"""The systems ``generated-table1`` generates, in ``simulators.systems()``'s names."""
+DEFAULT_SESSIONS, DEFAULT_SEED = 200, 0
+"""``--sessions`` and ``--seed`` of a recipe that generates its data, when not given."""
+
 
 @dataclass(frozen=True)
 class Recipe:
     """The runs one published table needs and their default epochs (the report's baseline is its
     default, ``all_at_once``); ``stratified_limit``: ``--limit`` takes failures and safe runs alike
-    (:func:`stratified`)."""
+    (:func:`stratified`); ``generates``: the systems whose sessions it generates into
+    ``LOG_DIR/generated/SYSTEM`` before its runs (module docstring)."""
 
     name: str
     table: str
     runs: tuple[Run, ...]
     epochs: int = 1
     stratified_limit: bool = False
+    generates: tuple[str, ...] = ()
 
 
 def _every_method() -> list[str]:
@@ -124,11 +153,20 @@ def _recipes() -> dict[str, Recipe]:
             + tuple(Run("agentrx", s, {"subset": "tau_retail,tau_retail_safe"}) for s in _every_method()),
             stratified_limit=True,
         ),
+        Recipe(
+            "generated-table1",
+            "POIROT's Table 1 at a size that decides it: POIROT (label-free defaults) and the single judge on "
+            f"--sessions N (default {DEFAULT_SESSIONS}) generated sessions of each system (template mode, "
+            "blame generate), vector-scored, with the power table",
+            tuple(Run("trajectories", s, {"data_dir": f"{LOG_DIR}/generated/{system}", "score": "vector"})
+                  for system in GENERATED for s in ("poirot", "all_at_once")),
+            generates=GENERATED,
+        ),
     ]
     return {recipe.name: recipe for recipe in recipes}
 
 
-RECIPE_NAMES = ("poirot-table1", "poirot-complexity", "who-and-when", "raffles", "auditing")
+RECIPE_NAMES = ("poirot-table1", "poirot-complexity", "who-and-when", "raffles", "auditing", "generated-table1")
 """The recipes, in the order ``blame sweep --list`` shows them."""
 
 
@@ -177,23 +215,24 @@ def stratified(dataset: Any, limit: int) -> Any:
 def sweep(chosen: Recipe, models: list[str], log_dir: Path, out: Path, limit: int | None = None,
           epochs: int | None = None, model_args: Mapping[str, Any] | None = None,
           generate: Mapping[str, Any] | None = None, retry_attempts: int | None = None, figures: bool = True,
-          command: str | None = None) -> int:
+          command: str | None = None, sessions: int = DEFAULT_SESSIONS, seed: int = DEFAULT_SEED) -> int:
     """Run every configuration of ``chosen`` for every model into ``log_dir`` with ``eval_set``
     (``model_args`` and the generation settings ``generate`` as ``inspect eval``'s ``-M`` and
     ``--temperature`` etc.), then write the report to ``out`` if every log succeeded (``command``,
-    the command line, goes into its manifest). Sets superseded logs aside (module docstring).
-    Returns the exit status (0 or 1)."""
+    the command line, goes into its manifest). A recipe that generates its data first makes or
+    reuses ``sessions`` sessions of each system from ``seed`` (:func:`generated_data`). Sets
+    superseded logs aside (module docstring). Returns the exit status (0 or 1)."""
     from inspect_ai import eval_set, task_with
     from inspect_ai._util.error import PrerequisiteError
 
     from analysis.report import ReportError, run_report
 
-    problem = _folder_problems(log_dir, out)
+    problem = _folder_problems(log_dir, out) or generated_data(chosen.generates, sessions, seed, log_dir)
     if problem:
         print(f"blame sweep: {problem}", file=sys.stderr)
         return 1
     try:
-        tasks = [_task(run) for run in chosen.runs]
+        tasks = [_task(run.placed(log_dir)) for run in chosen.runs]
         if chosen.stratified_limit and limit:
             tasks = [task_with(t, dataset=stratified(t.dataset, limit), metadata={**(t.metadata or {}),
                                                                                   "stratified_limit": limit})
@@ -231,8 +270,93 @@ def sweep(chosen: Recipe, models: list[str], log_dir: Path, out: Path, limit: in
     except ReportError as error:
         print(f"blame sweep: {error}", file=sys.stderr)
         return 1
+    if chosen.generates:
+        print(generated_power(result.out, chosen.generates), end="")
     print(f"blame sweep {chosen.name}: {len(statuses)} logs succeeded; report in {result.out / 'report.md'}")
     return 0
+
+
+def generated_power(out: Path, systems: tuple[str, ...]) -> str:
+    """The detectable gain at the generated size, per system, written to ``out/generated_power.md``
+    and returned: from the report's power table (``tables/power.csv``: cases, epochs, the
+    baseline's measured accuracy) or, where that has no estimate (a baseline of 0%, as
+    ``offline/random`` scores), at BLAME's planning baseline (``analysis.power.PLANNING``) with
+    tau 1."""
+    import pandas as pd
+
+    from analysis.power import ASSUMED_TAU, PLANNING, assumption_problem, detectable_gain
+
+    table = pd.read_csv(out / "tables" / "power.csv")
+    lines = ["# Power at the generated size\n",
+             "The smallest gain of a method over the single judge that Table 1's test detects (80% power, alpha 0.05) "
+             "on the generated cases, per benchmark and model: from the power table (tables/power.md), or at BLAME's "
+             "planning baseline with tau 1 where the measured baseline gives no estimate.\n",
+             "| benchmark | model | cases | epochs | baseline % | baseline from | detectable gain (points) |",
+             "| :--- | :--- | ---: | ---: | ---: | :--- | ---: |"]
+    for system in systems:
+        for row in table[table["benchmark"] == f"generated/{system}"].itertuples():
+            gain, baseline, source = row.detectable_gain_points, row.baseline_accuracy, "measured"
+            problem = None
+            if gain != gain:  # no estimate from the logs
+                baseline = PLANNING[f"blame/{system}"][1]
+                source = f"planning (blame/{system}, tau {ASSUMED_TAU:g})"
+                problem = assumption_problem(int(row.cases), int(row.epochs), baseline, ASSUMED_TAU)
+                if not problem:
+                    gain = detectable_gain(int(row.cases), int(row.epochs), baseline, ASSUMED_TAU).detectable_gain_points
+            shown = f"no estimate ({problem})" if problem else f"{gain:.1f}" if gain == gain else "none reaches 80% power"
+            lines.append(f"| generated/{system} | {row.model} | {row.cases} | {row.epochs} | {100 * baseline:.1f} | "
+                         f"{source} | {shown} |")
+    text = "\n".join(lines) + "\n"
+    (out / "generated_power.md").write_text(text, encoding="utf-8")
+    return text
+
+
+def generated_data(systems: tuple[str, ...], sessions: int, seed: int, log_dir: Path) -> str | None:
+    """Generate ``sessions`` template-mode sessions of each of ``systems`` from ``seed`` into
+    ``log_dir/generated/SYSTEM``, reusing a folder whose card states this generation; one line on
+    the first problem (a folder holding another generation, a failed generation), else None."""
+    from blame.arguments import ArgumentError
+    from blame_bench.generate import _progress
+    from simulators import generate
+    from simulators.dataset import GENERATOR_VERSION
+
+    wanted = {"generator": f"simulators {GENERATOR_VERSION}", "system": "", "mode": "template", "seed": str(seed),
+              "sessions": str(sessions)}
+    for system in systems:
+        folder = log_dir / "generated" / system
+        wanted["system"] = system
+        if folder.exists():
+            stated = stated_generation(folder)
+            if stated == wanted:
+                print(f"==> reusing {folder}: {sessions} {system} sessions, seed {seed}", file=sys.stderr, flush=True)
+                continue
+            held = ", ".join(f"{k} {v}" for k, v in stated.items()) if stated else "no generated folder's card"
+            return (f"--log-dir {log_dir}: {folder} holds {held}, not {sessions} sessions of seed {seed}; give the "
+                    "--sessions and --seed it was made with, or another --log-dir")
+        print(f"==> generating {sessions} {system} sessions (seed {seed}) into {folder}", file=sys.stderr, flush=True)
+        try:
+            generate(system, sessions, seed, folder, progress=_progress)
+        except (ArgumentError, OSError, RuntimeError, ValueError) as error:
+            return f"generating {folder}: {one_line(error)}"
+    return None
+
+
+_STATED = re.compile(r"Generated by BLAME-bench (?P<generator>simulators \S+) \(system `(?P<system>[^`]+)`, "
+                     r"mode `(?P<mode>[^`]+)`.*?\), seed (?P<seed>\d+),.*?^- sessions: (?P<sessions>\d+) ",
+                     flags=re.S | re.M)
+
+
+def stated_generation(folder: Path) -> dict[str, str] | None:
+    """The generation a generated folder's card (README.md) states: generator, system, mode, seed
+    and sessions; None when there is no such card."""
+    try:
+        card = (folder / "README.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = _STATED.search(card)
+    if not found:
+        return None
+    return {key: found[key] for key in ("generator", "system", "mode", "seed", "sessions")}
 
 
 def _folder_problems(log_dir: Path, out: Path) -> str | None:
@@ -290,7 +414,13 @@ def _command(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"blame sweep: {error}", file=sys.stderr)
         return 2
-    for name, value in (("--limit", args.limit), ("--epochs", args.epochs), ("--retry-attempts", args.retry_attempts)):
+    for name, value in (("--sessions", args.sessions), ("--seed", args.seed)):
+        if value is not None and not chosen.generates:
+            print(f"blame sweep: {name} is for a recipe that generates its data (generated-table1), not {chosen.name}",
+                  file=sys.stderr)
+            return 2
+    for name, value in (("--limit", args.limit), ("--epochs", args.epochs), ("--retry-attempts", args.retry_attempts),
+                        ("--sessions", args.sessions), ("--seed", args.seed)):
         low, high = BOUNDS[name]
         if value is not None and not low <= value <= high:
             print(f"blame sweep: {name} must be an integer in {low}..{high}, got {value}", file=sys.stderr)
@@ -309,7 +439,9 @@ def _command(args: argparse.Namespace) -> int:
     out = Path(args.out or Path("results") / chosen.name)
     return sweep(chosen, models, log_dir, out, limit=args.limit, epochs=args.epochs,
                  model_args=dict(args.model_arg), generate=generate, retry_attempts=args.retry_attempts,
-                 figures=not args.no_figures, command="blame " + " ".join(args.argv))
+                 figures=not args.no_figures, command="blame " + " ".join(args.argv),
+                 sessions=DEFAULT_SESSIONS if args.sessions is None else args.sessions,
+                 seed=DEFAULT_SEED if args.seed is None else args.seed)
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -336,5 +468,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--epochs", type=int, metavar="N", help="runs per case, 1..1000 (default: the recipe's)")
     parser.add_argument("--retry-attempts", type=int, metavar="N",
                         help="eval_set's retries of a failed log, 0..100 (default 10)")
+    parser.add_argument("--sessions", type=int, metavar="N",
+                        help=f"generated-table1 only: sessions generated per system, 1..100000 (default {DEFAULT_SESSIONS})")
+    parser.add_argument("--seed", type=int, metavar="S",
+                        help=f"generated-table1 only: the generator's seed, 0..{2**31 - 1} (default {DEFAULT_SEED})")
     parser.add_argument("--no-figures", action="store_true", help="the report's tables only")
     parser.set_defaults(run=_command)

@@ -38,7 +38,8 @@ def offline(argv: list[str], root: Path) -> list[str]:
     argv[argv.index("--model") + 1] = "offline/random"
     epochs = ["--epochs", "2"] if recipe(argv[0]).epochs > 1 else []  # replicates show in the trials
     limit = "2" if argv[0] == "auditing" else "1"  # a failure and a safe run of each task (stratified)
-    return [*argv, *epochs, "--limit", limit, "--no-figures", "--log-dir", str(root / "logs"),
+    sessions = ["--sessions", "12"] if recipe(argv[0]).generates else []  # a user runs the default 200
+    return [*argv, *epochs, *sessions, "--limit", limit, "--no-figures", "--log-dir", str(root / "logs"),
             "--out", str(root / "report")]
 
 
@@ -120,6 +121,10 @@ PROMISES = {
     and all(" n=" in cell and "tau_retail" in cell  # --limit 2 took a failure and a safe run of AgentRx
             for cell in column(section(report, "#### False alarms: prefix controls beside complete runs"),
                                "FAR on complete runs")),
+    "generated-table1": lambda report: all(
+        f"### generated/{system}" in section(report, "## Table 1: every method vs the baseline `all_at_once`")
+        and f"| generated/{system} | offline/random " in section(report, "## Power: the smallest gain Table 1's test detects")
+        for system in ("cortex", "trading")),
 }
 """Recipe -> does its report hold the table it promises (read from the offline run's report.md)."""
 
