@@ -1,0 +1,213 @@
+"""Time and peak memory of template-mode generation against N; model-mode calls and tokens per session.
+
+``--template`` (default): one fresh process per N (default 125, 250, 500, 1,000 sessions per
+system) runs :func:`simulators.generate` for CORTEX and then TradingAgents, each with the
+defaults of ``blame generate`` (seed 0: twins, manifestation checks, regenerations and the export
+of the trajectory folder included) into a temporary folder, and reports each system's wall and
+CPU seconds, the total, the seconds per session, the process's start-up (imports and a warm-up of
+2 sessions per system) apart, and the
+peak resident memory (``ru_maxrss``) of the whole process; then ``blame generate`` itself at the
+largest N, per system, start-up included. Target (issue 29): 2,000 sessions in
+total (1,000 per system) in under 2 minutes on 2 cores, linear in N. Writes the table and the
+figure ``generation.png`` (time and memory against N) beside ``--out``.
+
+``--model``: ``--model-sessions`` sessions (default 8) of each system in model mode through
+``inspect_ai.eval`` on ``--model-name`` (default ``offline/random``; at most 2 attempts per
+session, ``blame generate``'s default), and from the Inspect logs the attempts (each a clean twin
+and, for a faulty session, the injected run), the calls, and the model usage's input and output
+tokens per attempt, and the calls per kept session. The offline model answers at once and its
+random text fails most manifestation checks, so these are counts, not a model's speed or yield.
+
+    .venv/bin/python bench/generation.py --out results/generation.md            # about 3 minutes
+    .venv/bin/python bench/generation.py --model --out results/generation_model.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+SIZES = (125, 250, 500, 1_000)
+SYSTEMS = ("cortex", "trading")
+TARGET_S, TARGET_SESSIONS = 120.0, 1_000
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure_template(sessions: int) -> dict[str, Any]:
+    """One measurement in this process: start-up (imports, and a warm-up of 2 sessions per system
+    that pays for the lazy ones: the export's), then each system's generation (wall, CPU), peak MB."""
+    started = time.perf_counter()
+    from simulators import generate
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for system in SYSTEMS:
+            generate(system, 2, 0, Path(tmp) / f"warm-{system}")
+        row: dict[str, Any] = {"sessions": sessions, "startup_s": time.perf_counter() - started, "systems": {}}
+        for system in SYSTEMS:
+            wall, cpu = time.perf_counter(), time.process_time()
+            summary = generate(system, sessions, 0, Path(tmp) / system)
+            row["systems"][system] = {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu,
+                                      "regenerations": summary["regenerations"], "kept": summary["sessions"]}
+    row["total_s"] = sum(s["wall_s"] for s in row["systems"].values())
+    row["peak_mb"] = _peak_mb()
+    return row
+
+
+def template_rows(sizes: tuple[int, ...] = SIZES) -> list[dict[str, Any]]:
+    """:func:`measure_template` per size, each in a fresh process (a clean peak)."""
+    rows = []
+    for n in sizes:
+        out = subprocess.run([sys.executable, __file__, "--one", str(n)], capture_output=True, text=True, check=True,
+                             cwd=Path(__file__).resolve().parents[1])
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        print(f"{n} sessions per system: {rows[-1]['total_s']:.1f} s", file=sys.stderr, flush=True)
+    return rows
+
+
+def command_seconds(sessions: int) -> dict[str, float]:
+    """Wall seconds of ``blame generate SYSTEM --sessions N --out TMP`` per system, start-up included."""
+    blame = Path(sys.executable).parent / "blame"
+    seconds = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for system in SYSTEMS:
+            wall = time.perf_counter()
+            subprocess.run([str(blame), "generate", system, "--sessions", str(sessions), "--out", f"{tmp}/{system}"],
+                           capture_output=True, check=True)
+            seconds[system] = time.perf_counter() - wall
+    return seconds
+
+
+def template_table(rows: list[dict[str, Any]]) -> list[str]:
+    def cells(row: dict[str, Any]) -> str:
+        return " | ".join(f"{row['systems'][s]['wall_s']:.1f} ({row['systems'][s]['cpu_s']:.1f}) | "
+                          f"{row['systems'][s]['regenerations']}" for s in SYSTEMS)
+
+    return [
+        "| sessions per system | cortex wall (CPU) s | cortex regenerations | trading wall (CPU) s | "
+        "trading regenerations | total s (2N sessions) | ms per session | start-up s | peak MB |",
+        "|---|---|---|---|---|---|---|---|---|",
+        *[f"| {r['sessions']:,} | {cells(r)} | {r['total_s']:.1f} | {1000 * r['total_s'] / (2 * r['sessions']):.1f} | "
+          f"{r['startup_s']:.1f} | {r['peak_mb']:.0f} |" for r in rows],
+    ]
+
+
+def template_figure(rows: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = [r["sessions"] for r in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
+    for system in SYSTEMS:
+        left.plot(n, [r["systems"][system]["wall_s"] for r in rows], marker="o", label=system)
+    left.plot(n, [r["total_s"] for r in rows], marker="s", color="k", label="both (2N sessions)")
+    left.axhline(TARGET_S, color="r", ls="--", lw=1, label=f"target {TARGET_S:.0f} s at N = {TARGET_SESSIONS:,}")
+    left.set_xlabel("sessions per system N")
+    left.set_ylabel("wall seconds")
+    left.legend(fontsize=8)
+    right.plot(n, [r["peak_mb"] for r in rows], marker="o", color="tab:purple")
+    right.set_xlabel("sessions per system N")
+    right.set_ylabel("peak resident memory (MB)")
+    right.set_ylim(bottom=0)
+    fig.suptitle("Template-mode generation (twins, checks, export), one fresh process per N")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def measure_model(sessions: int, model: str = "offline/random") -> list[dict[str, Any]]:
+    """Model-mode generation of each system; attempts, calls and tokens from its Inspect logs."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    import providers.offline_model  # noqa: F401  (registers the offline/... provider)
+    from simulators import generate
+    from simulators.model_task import ATTEMPTS_KEY
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for system in SYSTEMS:
+            logs = Path(tmp) / f"logs-{system}"
+            wall = time.perf_counter()
+            summary = generate(system, sessions, 0, Path(tmp) / system, mode="model", model=model, log_dir=logs,
+                               display="none")
+            read = [read_eval_log(info) for info in list_eval_logs(str(logs))]
+            usage = [u for log in read for u in (log.stats.model_usage or {}).values()]
+            attempts = sum(len(sample.store.get(ATTEMPTS_KEY, [])) for log in read for sample in log.samples or [])
+            rows.append({"system": system, "model": model, "sessions": sessions, "attempts": attempts,
+                         "kept": summary["sessions"], "calls": summary["model_calls"],
+                         "input_tokens": sum(u.input_tokens for u in usage),
+                         "output_tokens": sum(u.output_tokens for u in usage), "wall_s": time.perf_counter() - wall})
+    return rows
+
+
+def model_table(rows: list[dict[str, Any]]) -> list[str]:
+    def per(r: dict[str, Any], key: str, by: str) -> str:
+        return f"{r[key] / r[by]:,.1f}" if r[by] else "–"
+
+    return [
+        "| system | model | sessions asked | attempts | kept | calls | calls per attempt | input tokens per attempt | "
+        "output tokens per attempt | calls per kept session | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *[f"| {r['system']} | {r['model']} | {r['sessions']} | {r['attempts']} | {r['kept']} | {r['calls']} | "
+          f"{per(r, 'calls', 'attempts')} | {per(r, 'input_tokens', 'attempts')} | {per(r, 'output_tokens', 'attempts')} | "
+          f"{per(r, 'calls', 'kept')} | {r['wall_s']:.1f} |" for r in rows],
+    ]
+
+
+def _context(argv: list[str]) -> str:
+    return (f"`{' '.join(['bench/generation.py', *argv])}`; Python {platform.python_version()}, {platform.machine()}, "
+            f"load average at the end {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="sessions per system, comma-separated")
+    parser.add_argument("--model", action="store_true", help="model-mode calls and tokens per session instead")
+    parser.add_argument("--model-sessions", type=int, default=8, help="sessions per system in model mode")
+    parser.add_argument("--model-name", default="offline/random", help="the Inspect model of model mode")
+    parser.add_argument("--out", type=Path, help="write the Markdown table here as well (and the figure beside it)")
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # one template measurement, as JSON
+    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if args.one:
+        print(json.dumps(measure_template(args.one)))
+        return 0
+    if args.model:
+        rows = measure_model(args.model_sessions, args.model_name)
+        lines = [f"Model-mode generation, calls and tokens from the Inspect logs ({_context(argv)}):", "",
+                 *model_table(rows)]
+    else:
+        rows = template_rows(tuple(int(n) for n in args.sizes.split(",")))
+        largest = rows[-1]["sessions"]
+        command = command_seconds(largest)
+        lines = [f"Template-mode generation, one fresh process per N ({_context(argv)}):", "", *template_table(rows),
+                 "", f"`blame generate SYSTEM --sessions {largest:,}` end to end (start-up included): "
+                 + ", ".join(f"{system} {seconds:.1f} s" for system, seconds in command.items())
+                 + f", {sum(command.values()):.1f} s in all (target {TARGET_S:.0f} s at {TARGET_SESSIONS:,} per system)."]
+        rows[-1]["command_s"] = command
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text, encoding="utf-8")
+        args.out.with_suffix(".json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+        if not args.model:
+            template_figure(rows, args.out.parent / "generation.png")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
