@@ -35,7 +35,9 @@ A recipe with ``generates`` (``generated-table1``) first makes its data: ``--ses
 --seed S (default 0, 0..2**31-1), LOG_DIR/generated/SYSTEM)``, then runs on those folders (a run's
 ``data_dir`` names ``LOG_DIR``). A rerun reuses a folder whose card states the same generation
 (generator version, system, mode, seed, sessions) and refuses, in one line, one that states
-another. ``--sessions`` and ``--seed`` are refused with any other recipe.
+another. After the report it writes ``OUT/generated_power.md`` (:func:`generated_power`: the
+detectable gain at the generated size) and prints it. ``--sessions`` and ``--seed`` are refused
+with any other recipe.
 """
 
 from __future__ import annotations

@@ -68,3 +68,27 @@ def test_sessions_and_seed_are_bounded_and_only_for_generated_data(capsys: pytes
     assert "--sessions must be an integer in 1..100000, got 0" in capsys.readouterr().err
     assert sweep(["generated-table1", "--model", "offline/random", "--seed", "-1"]) == 2
     assert "--seed must be an integer in 0..2147483647, got -1" in capsys.readouterr().err
+
+
+def test_the_power_at_the_generated_size_uses_the_measured_baseline_when_it_gives_one(tmp_path: Path):
+    """A measured estimate is kept; a 0% baseline falls back to BLAME's planning baseline; fewer
+    than 2 cases say why there is no estimate."""
+    import pandas as pd
+
+    from blame_bench.sweep import generated_power
+
+    (tmp_path / "tables").mkdir()
+    nan = float("nan")
+    pd.DataFrame([
+        {"benchmark": "generated/cortex", "model": "m", "cases": 200, "epochs": 1, "baseline_accuracy": 0.045,
+         "detectable_gain_points": 8.04},
+        {"benchmark": "generated/trading", "model": "m", "cases": 200, "epochs": 1, "baseline_accuracy": 0.0,
+         "detectable_gain_points": nan},
+        {"benchmark": "generated/trading", "model": "n", "cases": 1, "epochs": 1, "baseline_accuracy": 0.0,
+         "detectable_gain_points": nan},
+    ]).to_csv(tmp_path / "tables" / "power.csv", index=False)
+    text = generated_power(tmp_path, SYSTEMS)
+    assert "| generated/cortex | m | 200 | 1 | 4.5 | measured | 8.0 |" in text
+    assert "| generated/trading | m | 200 | 1 | 30.0 | planning (blame/trading, tau 1) | 12.8 |" in text
+    assert "| generated/trading | n | 1 | 1 | 30.0 | planning (blame/trading, tau 1) | no estimate (--cases 1: " in text
+    assert (tmp_path / "generated_power.md").read_text(encoding="utf-8") == text
