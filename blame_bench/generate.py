@@ -59,7 +59,7 @@ def _generate(args: argparse.Namespace) -> int:
         return 2
     try:
         summary = generate(args.system, args.sessions, args.seed, args.out, faults, args.max_faults,
-                           args.safe_share, args.decisive_only, progress=_progress, mode=args.mode, **model_args)
+                           args.safe_share, args.decisive_only, progress=progress, mode=args.mode, **model_args)
     except ArgumentError as error:
         print(f"blame generate: {error}", file=sys.stderr)
         return 2
@@ -69,7 +69,7 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(done: int, total: int) -> None:
+def progress(done: int, total: int) -> None:
     """Progress on stderr: one line rewritten in place on a terminal, else a line every 10%."""
     if sys.stderr.isatty():
         if done == total or done % max(1, total // 100) == 0:

@@ -31,8 +31,8 @@ runs short. Bounds (:data:`BOUNDS`): ``--limit`` 1..1,000,000, ``--epochs`` 1..1
 on stderr (Rich markup stripped), never a traceback.
 
 A recipe with ``generates`` (``generated-table1``) first makes its data: ``--sessions N``
-(default 200, 1..100,000) template-mode sessions of each system, ``simulators.generate(system, N,
---seed S (default 0, 0..2**31-1), LOG_DIR/generated/SYSTEM)``, then runs on those folders (a run's
+(default 200, at most ``simulators.dataset.MAX_SESSIONS``) template-mode sessions of each
+system, ``simulators.generate(system, N, --seed S (default 0), LOG_DIR/generated/SYSTEM)``, then runs on those folders (a run's
 ``data_dir`` names ``LOG_DIR``). A rerun reuses a folder whose card states the same generation
 (generator version, system, mode, seed, sessions) and refuses, in one line, one that states
 another. After the report it writes ``OUT/generated_power.md`` (:func:`generated_power`: the
@@ -52,9 +52,10 @@ from types import MappingProxyType
 from typing import Any
 
 from blame_bench.log_status import folder_problem, log_statuses, one_line, set_aside, superseded
+from simulators.dataset import MAX_SEED, MAX_SESSIONS
 
 BOUNDS = {"--limit": (1, 1_000_000), "--epochs": (1, 1000), "--retry-attempts": (0, 100),
-          "--sessions": (1, 100_000), "--seed": (0, 2**31 - 1)}
+          "--sessions": (1, MAX_SESSIONS), "--seed": (0, MAX_SEED)}
 """The valid range of each count option, far beyond any real run (a typo stops at once, not after hours)."""
 
 
@@ -318,7 +319,7 @@ def generated_data(systems: tuple[str, ...], sessions: int, seed: int, log_dir: 
     ``log_dir/generated/SYSTEM``, reusing a folder whose card states this generation; one line on
     the first problem (a folder holding another generation, a failed generation), else None."""
     from blame.arguments import ArgumentError
-    from blame_bench.generate import _progress
+    from blame_bench.generate import progress
     from simulators import generate
     from simulators.dataset import GENERATOR_VERSION
 
@@ -337,7 +338,7 @@ def generated_data(systems: tuple[str, ...], sessions: int, seed: int, log_dir: 
                     "--sessions and --seed it was made with, or another --log-dir")
         print(f"==> generating {sessions} {system} sessions (seed {seed}) into {folder}", file=sys.stderr, flush=True)
         try:
-            generate(system, sessions, seed, folder, progress=_progress)
+            generate(system, sessions, seed, folder, progress=progress)
         except (ArgumentError, OSError, RuntimeError, ValueError) as error:
             return f"generating {folder}: {one_line(error)}"
     return None
@@ -471,7 +472,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--retry-attempts", type=int, metavar="N",
                         help="eval_set's retries of a failed log, 0..100 (default 10)")
     parser.add_argument("--sessions", type=int, metavar="N",
-                        help=f"generated-table1 only: sessions generated per system, 1..100000 (default {DEFAULT_SESSIONS})")
+                        help=f"generated-table1 only: sessions generated per system, 1..{MAX_SESSIONS} (default {DEFAULT_SESSIONS})")
     parser.add_argument("--seed", type=int, metavar="S",
                         help=f"generated-table1 only: the generator's seed, 0..{2**31 - 1} (default {DEFAULT_SEED})")
     parser.add_argument("--no-figures", action="store_true", help="the report's tables only")

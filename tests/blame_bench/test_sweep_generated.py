@@ -65,7 +65,7 @@ def test_sessions_and_seed_are_bounded_and_only_for_generated_data(capsys: pytes
     assert sweep(["auditing", "--model", "offline/random", "--seed", "1"]) == 2
     assert "--seed is for a recipe that generates its data" in capsys.readouterr().err
     assert sweep(["generated-table1", "--model", "offline/random", "--sessions", "0"]) == 2
-    assert "--sessions must be an integer in 1..100000, got 0" in capsys.readouterr().err
+    assert "--sessions must be an integer in 1..20000, got 0" in capsys.readouterr().err
     assert sweep(["generated-table1", "--model", "offline/random", "--seed", "-1"]) == 2
     assert "--seed must be an integer in 0..2147483647, got -1" in capsys.readouterr().err
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,12 +24,6 @@ RUNS = {"cortex": "CR-X", "trading": "Trader-X"}
 """System -> the fault of its injected session (an agent fault, so the role's instruction reaches the model)."""
 SEED = 2
 """The plan of seed 2 (safe share 0.5): session 0 clean, session 1 injected, for both systems."""
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LocalModelServer]:
-    with LocalModelServer(threads=1) as running:
-        yield running
 
 
 def test_one_clean_and_one_injected_session_per_system_end_to_end(server: LocalModelServer, tmp_path: Path) -> None:

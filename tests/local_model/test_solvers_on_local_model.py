@@ -26,7 +26,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -99,14 +98,6 @@ def test_the_cover_meets_every_solver_and_every_task() -> None:
     met = [task for solver, task in (COVER | OWN_TEST).items() if solver not in NO_MODEL]
     assert set(met) == set(TASKS), met
     assert {name for name, task in RUNS if task == AGENTRX} >= set(SOLVERS) - set(NO_MODEL)
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LocalModelServer]:
-    """One llama.cpp thread: the suite runs on two workers (pytest-xdist), and llama.cpp's threads
-    wait for each other, so two of them beside a busy worker run many times slower than one."""
-    with LocalModelServer(threads=1) as running:
-        yield running
 
 
 @pytest.fixture(scope="module")
