@@ -152,7 +152,8 @@ def test_decisive_only_keeps_failures_only() -> None:
 
 @pytest.mark.parametrize(("arguments", "message"), [
     ({"system": "nope"}, r"^Invalid argument system='nope': expected one of cortex"),
-    ({"sessions": 0}, r"^Invalid argument sessions=0: expected a whole number of sessions >= 1\.$"),
+    ({"sessions": 0}, r"^Invalid argument sessions=0: expected a whole number of sessions from 1 to 20,000 "
+     r"\(more: several folders with different seeds\)\.$"),
     ({"faults": ["EXO-X", "BOGUS"]}, r"^Invalid argument faults='EXO-X,BOGUS': expected fault ids of cortex: EXO-X, "),
     ({"max_faults": 0}, r"^Invalid argument max_faults=0: expected a whole number from 1 to \d+ \(the most of these"),
     ({"faults": ["PT-X", "COMM-X"], "max_faults": 2}, r"^Invalid argument max_faults=2: expected a whole number from 1 "
