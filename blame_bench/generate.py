@@ -17,7 +17,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from inspect_ai._util.error import PrerequisiteError
+
 from blame.arguments import ArgumentError
+from blame_bench.log_status import folder_problem, one_line
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -57,12 +60,20 @@ def _generate(args: argparse.Namespace) -> int:
     if args.mode != "model" and args.model is not None:
         print("blame generate: --model needs --mode model", file=sys.stderr)
         return 2
+    folders = [(args.out, "--out"), *([(args.log_dir, "--log-dir")] if args.log_dir else [])]
+    problem = next((p for path, option in folders if (p := folder_problem(path, option))), None)
+    if problem:
+        print(f"blame generate: {problem}", file=sys.stderr)
+        return 2
     try:
         summary = generate(args.system, args.sessions, args.seed, args.out, faults, args.max_faults,
                            args.safe_share, args.decisive_only, progress=progress, mode=args.mode, **model_args)
     except ArgumentError as error:
         print(f"blame generate: {error}", file=sys.stderr)
         return 2
+    except (PrerequisiteError, ValueError, OSError) as error:  # a provider, a model name, a server, a folder
+        print(f"blame generate: {one_line(error)}", file=sys.stderr)
+        return 1
     not_kept = f", {summary['not_kept']} not kept within --max-attempts (the card names them)" if summary.get("not_kept") else ""
     print(f"blame generate: {summary['sessions']} sessions ({summary['safe']} verified-safe, "
           f"{summary['decisive']} decisive), {summary['regenerations']} regenerations{not_kept} -> {args.out}")

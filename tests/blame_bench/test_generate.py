@@ -43,10 +43,12 @@ def test_same_arguments_give_the_same_folder(tmp_path: Path, capsys: pytest.Capt
     (["cortex", "--sessions", "3", "--mode", "modl"], "mode='modl'"),
     (["cortex", "--sessions", "3", "--mode", "model"], "model=None"),
     (["cortex", "--sessions", "3", "--model", "offline/random"], "--model needs --mode model"),
+    (["cortex", "--sessions", "3", "--mode", "model", "--model", ","], "Model name"),
+    (["cortex", "--sessions", "3", "--mode", "model", "--model", "nosuchprovider/x"], "nosuchprovider"),
 ])
 def test_bad_arguments_are_one_line(arguments: list[str], named: str, tmp_path: Path,
                                     capsys: pytest.CaptureFixture[str]):
-    assert main(["generate", *arguments, "--out", str(tmp_path / "out")]) == 2
+    assert main(["generate", *arguments, "--out", str(tmp_path / "out")]) in (1, 2)
     err = capsys.readouterr().err.strip()
     assert err.startswith("blame generate: ") and "\n" not in err and named in err, err
     assert not (tmp_path / "out").exists()
@@ -58,3 +60,10 @@ def test_a_used_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["generate", "cortex", "--sessions", "2", "--out", str(tmp_path / "out")]) == 2
     assert "a new or empty folder" in capsys.readouterr().err
     assert (tmp_path / "out" / "x").read_text() == "kept"
+
+
+def test_an_out_under_a_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    (tmp_path / "afile").write_text("")
+    assert main(["generate", "cortex", "--sessions", "2", "--out", str(tmp_path / "afile" / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("blame generate: --out ") and "is a file" in err and "\n" not in err, err
