@@ -46,7 +46,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--mode", default="template", metavar="MODE",
                         help="template (default: deterministic role templates, no model) or model")
     parser.add_argument("--model", default=None, metavar="M", help="the Inspect model of every role (mode model)")
-    parser.add_argument("--max-attempts", type=int, default=2, metavar="A",
+    parser.add_argument("--max-attempts", type=int, default=None, metavar="A",
                         help="attempts per session before it is reported as not kept (mode model; default 2)")
     parser.add_argument("--log-dir", default=None, metavar="DIR", help="the eval logs of mode model (default: Inspect's)")
     parser.set_defaults(run=_generate)
@@ -56,10 +56,13 @@ def _generate(args: argparse.Namespace) -> int:
     from simulators import generate
 
     faults = None if args.faults is None else [f.strip() for f in args.faults.split(",") if f.strip()]
-    model_args = {"model": args.model, "max_attempts": args.max_attempts, "log_dir": args.log_dir} if args.mode == "model" else {}
-    if args.mode != "model" and args.model is not None:
-        print("blame generate: --model needs --mode model", file=sys.stderr)
+    model_options = {"--model": args.model, "--max-attempts": args.max_attempts, "--log-dir": args.log_dir}
+    given = next((option for option, value in model_options.items() if value is not None), None)
+    if args.mode != "model" and given:
+        print(f"blame generate: {given} needs --mode model", file=sys.stderr)
         return 2
+    model_args = ({"model": args.model, "max_attempts": 2 if args.max_attempts is None else args.max_attempts,
+                   "log_dir": args.log_dir} if args.mode == "model" else {})
     folders = [(args.out, "--out"), *([(args.log_dir, "--log-dir")] if args.log_dir else [])]
     problem = next((p for path, option in folders if (p := folder_problem(path, option))), None)
     if problem:

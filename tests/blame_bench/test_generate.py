@@ -43,6 +43,8 @@ def test_same_arguments_give_the_same_folder(tmp_path: Path, capsys: pytest.Capt
     (["cortex", "--sessions", "3", "--mode", "modl"], "mode='modl'"),
     (["cortex", "--sessions", "3", "--mode", "model"], "model=None"),
     (["cortex", "--sessions", "3", "--model", "offline/random"], "--model needs --mode model"),
+    (["cortex", "--sessions", "3", "--log-dir", "logs"], "--log-dir needs --mode model"),
+    (["cortex", "--sessions", "3", "--max-attempts", "3"], "--max-attempts needs --mode model"),
     (["cortex", "--sessions", "3", "--mode", "model", "--model", ","], "Model name"),
     (["cortex", "--sessions", "3", "--mode", "model", "--model", "nosuchprovider/x"], "nosuchprovider"),
 ])
