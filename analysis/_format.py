@@ -36,6 +36,14 @@ def _clean(x: float, digits: int) -> float:
     return round(x, digits) + 0.0
 
 
+def config_label(model: object, config: object, setting: object = "") -> str:
+    """How a table names a configuration: the model, its settings in words (``analysis.settings``;
+    what sets it apart from the others shown) and its hash, ``offline/random · with reference
+    answer `165119e0```; without words ``offline/random `165119e0```."""
+    words = "" if _missing(setting) else str(setting)
+    return f"{model} · {words} `{config}`" if words else f"{model} `{config}`"
+
+
 def pct(x: object, digits: int = 1) -> str:
     """A proportion as a percentage: 0.5333 -> ``53.3``."""
     return DASH if _missing(x) else f"{_clean(100 * float(x), digits):.{digits}f}"  # type: ignore[arg-type]

@@ -19,7 +19,8 @@ The sample frame (:data:`SAMPLE_COLUMNS`, one row per sample and epoch)
 - identity: ``benchmark`` (sample metadata ``source``, e.g. ``blame/cortex``,
   ``who_and_when/hand_crafted``; the task name when absent), ``task``, ``case`` (sample id),
   ``epoch``, ``model`` (the eval's model), ``config`` (``analysis.configs``: a short hash of what
-  produced the trial besides the protocol) and ``config_contents`` (its JSON), ``model_roles`` (JSON, ``{}`` when none), ``eval_id``,
+  produced the trial besides the protocol) and ``config_contents`` (its JSON), ``setting`` (what sets
+  the configuration apart from the benchmark's others, in words: ``analysis.settings``), ``model_roles`` (JSON, ``{}`` when none), ``eval_id``,
   ``log`` (path relative to the log directory).
 - protocol: ``method`` (``Attribution.method``; the solver name when the sample has no
   Attribution), ``solver`` (the plan's solver names, joined by ``+``), ``solver_args`` (the plan's
@@ -80,6 +81,7 @@ import pandas as pd
 
 from analysis.complexity import participants
 from analysis.configs import config_identity, log_config
+from analysis.settings import setting_words
 from blame.state import TRAJECTORY_KEY
 
 __all__ = [
@@ -98,7 +100,7 @@ COVARIATES: tuple[str, ...] = ("source", "fault_group", "n_errors", "n_agents", 
 """Scalar sample metadata carried into the frame (``tasks._common.trajectory_to_sample``)."""
 
 SAMPLE_COLUMNS: list[str] = [
-    "benchmark", "task", "case", "epoch", "model", "config", "config_contents", "model_roles", "method", "solver", "solver_args",
+    "benchmark", "task", "case", "epoch", "model", "config", "config_contents", "setting", "model_roles", "method", "solver", "solver_args",
     "settings", "label_informed", "protocol", "metric", "correct", "invalid", "abstained", "attribution_errors",
     "sample_error",
     "fault_group", "n_errors", "n_agents", "n_components", "n_steps", "level", "who_and_when_agent",
@@ -503,6 +505,7 @@ def tidy_samples(raw: pd.DataFrame) -> pd.DataFrame:
     df["case"] = df["case"].astype(str)
     df["config_contents"] = df["config_contents"].fillna(_json({}))
     df["config"] = [config_identity(json.loads(c)) for c in df["config_contents"]]
+    df["setting"] = setting_words(df)
     df["epoch"] = df["epoch"].astype(int)
     for column in ("n_errors", "n_agents", "n_components", "n_steps", "calls", "input_tokens", "output_tokens",
                    "reasoning_tokens_reported", "reasoning_tokens_estimated", "reasoning_tokens", "gold_step",
