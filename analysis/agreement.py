@@ -55,7 +55,7 @@ SILVER_TASK = "blame_label"
 _TARGETS = ("agentrx", "who_and_when", "either")
 METHOD_COLUMNS = ["benchmark", "model", "config", "protocol"] + [
     f"{what}_{target}{suffix}" for what in ("agent", "step") for target in _TARGETS for suffix in ("", "_low", "_high")
-] + ["cases", "trials"]
+] + ["cases", "trials", "setting"]
 _KEYS = ["benchmark", "model", "config", "protocol"]
 
 
@@ -171,14 +171,15 @@ def method_agreement(samples: pd.DataFrame) -> pd.DataFrame:
                 means = frame.groupby("case", sort=True)[column].mean().to_numpy(dtype=float)
                 low, high = bootstrap_ci((means,), np.mean) if len(means) > 1 else (np.nan, np.nan)
                 row.update({column: float(means.mean()), f"{column}_low": low, f"{column}_high": high})
-        row.update(cases=frame["case"].nunique(), trials=len(frame))
+        row.update(cases=frame["case"].nunique(), trials=len(frame),
+                   setting=str(frame["setting"].iloc[0]) if "setting" in frame else "")
         rows.append(row)
     return pd.DataFrame(rows, columns=METHOD_COLUMNS)
 
 
 def agreement_markdown(agreement: pd.DataFrame, methods: pd.DataFrame) -> str:
     """Both tables as one Markdown section (an empty one says why)."""
-    from analysis._format import markdown_table, number, pct
+    from analysis._format import config_label, markdown_table, number, pct
 
     parts = ["# The agreement ceiling: two annotations of the same sessions\n",
              "AgentRx's root cause and Who&When's decisive error on the sessions both label (AgentRx's "
@@ -218,7 +219,7 @@ def agreement_markdown(agreement: pd.DataFrame, methods: pd.DataFrame) -> str:
         for what in ("agent", "step"):
             parts.append(f"### {benchmark}: {what}\n")
             shown = pd.DataFrame([{
-                "model": f"{r['model']} `{r['config']}`", "protocol": r["protocol"],
+                "model": config_label(r["model"], r["config"], r.get("setting", "")), "protocol": r["protocol"],
                 **{f"vs {name}": cell(r, f"{what}_{target}")
                    for target, name in zip(_TARGETS, ("AgentRx", "Who&When", "either"))},
                 "cases (trials)": f"{r['cases']} ({r['trials']})",

@@ -21,7 +21,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from analysis._format import config_label
 from analysis.regressions import holm
+from analysis.settings import setting_lookup
 
 __all__ = ["confirmatory_family"]
 
@@ -57,7 +59,8 @@ def confirmatory_family(table1: pd.DataFrame, regressions: pd.DataFrame, samples
         frame["family"] = np.where(members, "confirmatory", "exploratory")
         frame["p_holm"] = np.nan
         frame.loc[members, "p_holm"] = values
-    listed = [f"Table 1, {r['benchmark']}, {r['model']} `{r['config']}`: {r['treatment']} vs {r['baseline']} (overall)"
-              for r in t1[in_t1].to_dict("records")]
+    words = setting_lookup(samples)
+    listed = [f"Table 1, {r['benchmark']}, {config_label(r['model'], r['config'], words.get((r['benchmark'], r['config']), ''))}: "
+              f"{r['treatment']} vs {r['baseline']} (overall)" for r in t1[in_t1].to_dict("records")]
     listed += [f"M1, {r['scope']}: {r['term']}" for r in reg[in_reg].to_dict("records")]
     return t1, reg, listed

@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["config_legend", "setting_words", "settings_text"]
+__all__ = ["config_legend", "setting_lookup", "setting_words", "settings_text"]
 
 _ABSENT = object()
 
@@ -84,6 +84,14 @@ def setting_words(samples: pd.DataFrame) -> pd.Series:
             words[(str(benchmark), raw)] = settings_text(json.loads(raw), varying) if varying else ""
     keys = zip(samples["benchmark"].astype(str), samples["config_contents"].astype(str))
     return pd.Series([words[k] for k in keys], index=samples.index, dtype=object)
+
+
+def setting_lookup(samples: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """(benchmark, config) -> its ``setting`` words, for tables built from frames without them."""
+    if "setting" not in samples or samples.empty:
+        return {}
+    pairs = samples[["benchmark", "config", "setting"]].astype(str).drop_duplicates()
+    return {(b, c): w for b, c, w in pairs.itertuples(index=False)}
 
 
 def config_legend(samples: pd.DataFrame) -> pd.DataFrame:
