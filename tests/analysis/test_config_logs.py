@@ -4,9 +4,12 @@ samples is never pooled (issue 21, items 1 and 2)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
+import pytest
 
+from analysis.configs import config_identity, log_config
 from analysis.regressions import regressions
 from analysis.tables import quartile_accuracy, quartile_gains, table1
 
@@ -43,3 +46,38 @@ def test_runs_with_and_without_the_reference_answer_are_never_pooled(config_logs
     assert (scopes["n"] <= 16).all()  # 8 cases x 2 methods, one configuration
     pooled = fits[fits["scope"] == "pooled"]
     assert (pooled["term"] == "").all() and pooled["note"].str.startswith("not fitted").all()
+
+
+@pytest.fixture(scope="module")
+def role_and_limit_hashes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The configuration hash of one all_at_once CORTEX case on offline/random, read back from
+    its log: at the defaults, with a judge role bound, at --max-connections 4, at --message-limit 50."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import read_eval_log
+
+    from solvers.all_at_once import all_at_once
+    from tasks.blame_cortex import blame_cortex
+
+    folder = tmp_path_factory.mktemp("role_logs")
+    runs = {"default": {}, "judge": {"model_roles": {"judge": "offline/first"}}, "connections": {"max_connections": 4},
+            "message_limit": {"message_limit": 50}}
+    hashes = {}
+    for name, options in runs.items():
+        log = inspect_eval(blame_cortex(), solver=all_at_once(), model="offline/random", limit=1, display="none",
+                           log_dir=str(folder / name), **options)[0]
+        header = read_eval_log(str(Path(log.location)), header_only=True)
+        hashes[name] = config_identity(json.loads(log_config(header)))
+    return hashes
+
+
+def test_a_bound_judge_role_is_a_new_configuration(role_and_limit_hashes: dict[str, str]) -> None:
+    """--model-role judge=offline/first is not paired with the offline/random runs without it."""
+    assert role_and_limit_hashes["judge"] != role_and_limit_hashes["default"]
+
+
+def test_a_connection_limit_is_the_same_configuration(role_and_limit_hashes: dict[str, str]) -> None:
+    assert role_and_limit_hashes["connections"] == role_and_limit_hashes["default"]
+
+
+def test_a_message_limit_is_a_new_configuration(role_and_limit_hashes: dict[str, str]) -> None:
+    assert role_and_limit_hashes["message_limit"] != role_and_limit_hashes["default"]

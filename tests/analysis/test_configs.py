@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from analysis.configs import (
+    EVAL_CONFIG_EXCLUDED,
+    EVAL_LIMITS,
     GENERATE_EXCLUDED,
     MODEL_ARGS_EXCLUDED,
     TASK_ARGS_EXCLUDED,
@@ -71,3 +73,47 @@ def test_contents_and_hash_format() -> None:
                         "task_args": {"subset": "all"}, "data_revisions": {}}
     identity = config_identity(contents)
     assert len(identity) == 8 and set(identity) <= set("0123456789abcdef")
+
+
+ROLE = {"model": "openai/judge", "generate_config": {"temperature": 0.2}, "model_args": {"base_url": "http://j"}}
+
+
+def test_without_roles_and_limits_the_hash_is_unchanged() -> None:
+    """Roles and limits are added only when present: BASE keeps its hash from before they were
+    part of the identity (a71e851: ``config_identity(config_contents(**BASE))``)."""
+    assert config_identity(config_contents(**BASE, model_roles={}, eval_limits={"epochs": 3})) == "1371c094"
+    assert _hash() == "1371c094"
+
+
+def test_a_role_model_and_its_output_settings_split() -> None:
+    with_role = config_identity(config_contents(**BASE, model_roles={"judge": ROLE}))
+    assert with_role != _hash()
+    other_model = config_identity(config_contents(**BASE, model_roles={"judge": {**ROLE, "model": "openai/other"}}))
+    warmer = config_identity(config_contents(**BASE, model_roles={
+        "judge": {**ROLE, "generate_config": {"temperature": 0.9}}}))
+    assert len({with_role, other_model, warmer}) == 3
+
+
+@pytest.mark.parametrize("key", sorted(GENERATE_EXCLUDED))
+def test_a_role_call_mechanics_do_not_split(key: str) -> None:
+    role = {**ROLE, "generate_config": {**ROLE["generate_config"], key: 4}, "model_args": {**ROLE["model_args"], "seed": 1}}
+    assert config_contents(**BASE, model_roles={"judge": role}) == config_contents(**BASE, model_roles={"judge": ROLE})
+
+
+@pytest.mark.parametrize("key", EVAL_LIMITS)
+def test_eval_limits_split(key: str) -> None:
+    contents = config_contents(**BASE, eval_limits={key: 5, "max_samples": 2})
+    assert contents["eval_limits"] == {key: 5} and config_identity(contents) != _hash()
+
+
+@pytest.mark.parametrize("key", sorted(EVAL_CONFIG_EXCLUDED))
+def test_the_rest_of_the_eval_config_does_not_split(key: str) -> None:
+    assert config_identity(config_contents(**BASE, eval_limits={key: 5})) == _hash()
+
+
+def test_every_eval_config_field_is_classified() -> None:
+    """An Inspect upgrade's new EvalConfig field must be judged (limit or not) before it is pooled."""
+    from inspect_ai.log._log import EvalConfig
+
+    assert set(EvalConfig.model_fields) == set(EVAL_LIMITS) | EVAL_CONFIG_EXCLUDED
+    assert not set(EVAL_LIMITS) & EVAL_CONFIG_EXCLUDED
