@@ -70,10 +70,11 @@ MAX_WIDTH = 120
 """No Markdown table line is wider than this: a wider table is split into several."""
 
 
-def markdown_table(frame: pd.DataFrame, align: Sequence[str] | None = None, keep: int = 1) -> str:
+def markdown_table(frame: pd.DataFrame, align: Sequence[str] | None = None, keep: int = 1,
+                   max_width: int | None = MAX_WIDTH) -> str:
     """A GitHub pipe table of ``frame`` (every cell already a string or a plain value). When a line
-    would pass :data:`MAX_WIDTH` characters, the columns after the first ``keep`` are split over
-    several tables, each repeating those ``keep`` columns."""
+    would pass ``max_width`` characters, the columns after the first ``keep`` are split over
+    several tables, each repeating those ``keep`` columns; ``max_width=None``: one table, however wide."""
     headers = [str(c) for c in frame.columns]
     align = list(align) if align is not None else ["l"] + ["r"] * (len(headers) - 1)
 
@@ -86,7 +87,7 @@ def markdown_table(frame: pd.DataFrame, align: Sequence[str] | None = None, keep
     chunks: list[list[int]] = [[]]
     for i in range(keep, len(headers)):
         used = 1 + sum(widths[j] for j in [*range(keep), *chunks[-1], i])
-        if chunks[-1] and used > MAX_WIDTH:
+        if chunks[-1] and max_width is not None and used > max_width:
             chunks.append([])
         chunks[-1].append(i)
     tables = []
