@@ -64,7 +64,9 @@ from analysis.family import confirmatory_family
 from analysis.logdir import LogDirError, read_usable_logs
 from analysis.outcomes import OutcomeError, align_votes, choose_outcomes
 from analysis.power import power_from_samples, power_markdown
+from analysis.provenance import log_provenance, reproducibility_markdown, tokens_per_method
 from analysis.regressions import regressions
+from analysis.settings import config_legend
 from analysis.significance import SEED
 from analysis.tables import (
     quartile_accuracy,
@@ -298,6 +300,14 @@ def run_report(
         else:
             figure_lines.append("- not drawn (--no-figures)")
 
+        legend = config_legend(samples)
+        csv(legend, "tables/configurations.csv")
+        provenance = log_provenance(log_dir, used)
+        tokens = tokens_per_method(samples)
+        csv(provenance, "tables/provenance.csv")
+        csv(tokens, "tables/tokens.csv")
+        reproducibility_md = reproducibility_markdown(provenance, tokens, _versions(), [command] if command else [])
+
         logs_table = pd.DataFrame([
             {"log": r.path, "task": r.task or "–", "model": r.model or "–", "status": r.status,
              "samples": r.samples if r.used else "–", "used": "yes" if r.used else f"no: {r.reason}"}
@@ -319,12 +329,15 @@ def run_report(
             *summary,
             "## Logs\n",
             markdown_table(logs_table, align=["l", "l", "l", "l", "r", "l"]),
+            "## Configurations\n",
+            _legend_text(legend),
             "## Confirmatory family\n",
             _family_text(family),
             _demote(t1_md), _demote(t1b_md), _demote(accuracy_md), _demote(agreement_md), _demote(power_md), _demote(q_md), _demote(ww_md),
             _demote(reg_md), _demote(views_md),
             "## Figures\n",
             "\n".join(figure_lines) + "\n",
+            _demote(reproducibility_md),
         ])
         text(body, "report.md")
 
@@ -381,6 +394,16 @@ def _duplicate_notes(samples: pd.DataFrame) -> list[str]:
         f"another log's: the same configuration ran more than once ({', '.join(logs)}); they are "
         "replicates of their cases (averaged per case in Table 1)"
     ]
+
+
+def _legend_text(legend: pd.DataFrame) -> str:
+    """Every configuration's hash with all its settings in words (tables show only what differs)."""
+    if legend.empty:
+        return "No configurations.\n"
+    return ("Tables name a configuration by its model, the settings that set it apart from the other "
+            "configurations of the same benchmark, and its hash; here is every hash with all its settings "
+            "(contents in manifest.json).\n\n"
+            + markdown_table(legend, align=["l", "l", "l", "l"], keep=2))
 
 
 def _family_text(family: list[str]) -> str:
