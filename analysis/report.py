@@ -164,6 +164,8 @@ def run_report(
     figures: bool = True,
     command: str | None = None,
     progress: TextIO | None = sys.stderr,
+    pairwise: bool = False,
+    recipe: str | None = None,
 ) -> ReportResult:
     """Read ``log_dir``, write the whole report to ``out`` (module docstring); return what was written.
 
@@ -171,7 +173,10 @@ def run_report(
     Table 1 and the confirmatory family (``analysis.family``); None: every method in the logs but
     the baseline. Raises :class:`ReportError` with a user-facing message when there is nothing to
     report, a score is no proportion, ``out`` cannot be written, or a method named explicitly is in no log (the default baseline may be absent: Table 1
-    then says the comparison is unavailable).
+    then says the comparison is unavailable). ``pairwise``: also every two methods of a
+    configuration compared (``analysis.pairwise``, tables/pairwise.{md,csv}); ``recipe``: the
+    ``blame sweep`` recipe that made the logs, whose published cells the reproduction summary at the
+    top lists (``analysis.published``; None: the cells of the benchmarks and methods in the logs).
     """
     if se not in ("cluster", "model"):
         raise ReportError(f"--se must be 'cluster' or 'model', got {se!r}")
@@ -276,6 +281,15 @@ def run_report(
         views_md = views_markdown(tolerance, length, dimensions, auditing)
         text(views_md, "tables/views.md")
 
+        pairwise_md = ""
+        if pairwise:
+            from analysis.pairwise import pairwise_markdown, pairwise_table
+
+            pairs = pairwise_table(samples)
+            csv(pairs, "tables/pairwise.csv")
+            pairwise_md = pairwise_markdown(pairs)
+            text(pairwise_md, "tables/pairwise.md")
+
         figure_lines: list[str] = []
         if figures:
             folder = out_dir / "figures"
@@ -334,7 +348,7 @@ def run_report(
             "## Confirmatory family\n",
             _family_text(family),
             _demote(t1_md), _demote(t1b_md), _demote(accuracy_md), _demote(agreement_md), _demote(power_md), _demote(q_md), _demote(ww_md),
-            _demote(reg_md), _demote(views_md),
+            _demote(reg_md), _demote(views_md), *([_demote(pairwise_md)] if pairwise else []),
             "## Figures\n",
             "\n".join(figure_lines) + "\n",
             _demote(reproducibility_md),
@@ -346,7 +360,8 @@ def run_report(
             "command": command,
             "log_dir": str(log_dir),
             "options": {"treatments": list(treatments), "baseline": baseline, "se": se, "figures": figures,
-                        "metrics": dict(sorted((metrics or {}).items())), "seed": SEED},
+                        "metrics": dict(sorted((metrics or {}).items())), "seed": SEED,
+                        "pairwise": pairwise, "recipe": recipe},
             "outcomes": dict(sorted(outcomes.items())),
             "configs": {c: json.loads(j) for c, j in sorted(set(zip(samples["config"], samples["config_contents"])))},
             "multiplicity": {

@@ -269,7 +269,7 @@ def sweep(chosen: Recipe, models: list[str], log_dir: Path, out: Path, limit: in
         return 1
     try:
         result = run_report(log_dir, out, figures=figures, progress=sys.stderr,
-                            command=command)
+                            command=command, recipe=chosen.name)
     except ReportError as error:
         print(f"blame sweep: {error}", file=sys.stderr)
         return 1

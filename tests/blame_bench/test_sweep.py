@@ -5,6 +5,7 @@ log fails the sweep with no report; `blame check` reads every log's status, not 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import shlex
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
+from analysis.settings import settings_text
 from blame_bench.cli import main
 from blame_bench.sweep import RECIPE_NAMES, recipe
 from fake_openai_server import MALFORMED_MODEL, serve
@@ -138,6 +140,21 @@ def test_each_recipe_runs_as_the_card_shows(name: str, tmp_path: Path):
     assert all(read_eval_log(log, header_only=True).status == "success" for log in logs)
     report = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     assert PROMISES[name](report), report[:4000]
+    assert_settings_in_words(name, report, json.loads((tmp_path / "report" / "manifest.json").read_text()))
+
+
+def assert_settings_in_words(name: str, report: str, manifest: dict) -> None:
+    """Every configuration is in the legend with all its settings in words; where a benchmark has
+    several, its tables name each by what differs (who-and-when: the reference-answer setting)."""
+    legend = section(report, "## Configurations")
+    for config, contents in manifest["configs"].items():
+        assert f"| {config} | {contents['model']} |" in legend and settings_text(contents) in legend, (config, legend)
+    if name == "who-and-when":
+        for subset in ("who_and_when/algorithm_generated", "who_and_when/hand_crafted"):
+            shown = section(section(report, "## Who&When accuracy per model and method"), f"### {subset}")
+            assert "offline/random · with reference answer `" in shown, shown[:2000]
+            assert "offline/random · without reference answer `" in shown, shown[:2000]
+        assert report.count("with reference answer") > 4
 
 
 @pytest.mark.e2e
