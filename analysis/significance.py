@@ -25,11 +25,21 @@ means ``m_T(c)``, ``m_B(c)`` (mean outcome over the case's scored trials).
   from the same sums, so **p < 0.05 exactly when the interval excludes 0**. With fewer than 6
   cases (``2^-n >= 0.025``) no gain is excluded and the interval is the whole range [-100, 100].
 - **Unpaired** (the sides share fewer than :data:`MIN_PAIRED_CASES` cases): the permutation
-  test of the difference of the mean case means, permuting case labels between the protocols
-  (``scipy.stats.permutation_test``, exact when there are at most :data:`N_RESAMPLES`
-  relabellings, else that many seeded ones); ``p = P(|D| >= |D_obs|)``. Its 95% interval is the
-  seeded case bootstrap (BCa, :data:`N_RESAMPLES` resamples, each side's cases resampled
-  separately), which is not the inverted test: the test names the interval's type.
+  test of ``D`` = mean of the treatment case means - mean of the baseline case means, relabelling
+  cases between the sides (side sizes kept): every one of the ``C(n_T + n_B, n_T)`` relabellings
+  when there are at most :data:`N_RESAMPLES`, else that many seeded ones plus the observed one
+  (``p = (1 + count) / (1 + R)``); ``p = P(|D*| >= |D|)``. **95% interval (unpaired)**: the same
+  test inverted (:func:`permutation_interval`). The test of a gain ``delta`` shifts the treatment
+  case means by ``-delta``: ``D(delta) = D - delta``, and a relabelling with ``k`` treatment cases
+  on its treatment side has ``D*(delta) = D* - a delta``, ``a = k/n_T - (n_T - k)/n_B``. So
+  ``|D*(delta)| >= |D(delta)|`` exactly where ``((D* - D) - (a - 1) delta)((D* + D) - (a + 1)
+  delta) >= 0``, a closed set bounded by at most two roots; ``p(delta)`` is the share of
+  relabellings whose set holds ``delta``, counted exactly at every root in [-1, 1] (the same
+  relabellings for every delta). The interval is the hull of ``{delta in [-1, 1] : p(delta) >=
+  0.05}`` (its ends are roots or +-1) and p is ``p(0)`` of the same counts, so p < 0.05 exactly
+  when the interval excludes 0 unless 0 falls in a gap of a set that is not an interval.
+  With at most ``1/0.05 = 20`` relabellings no p can fall below 0.05: no test (p and interval
+  NaN, the reason in ``dropped``).
 
 Empty input gives NaN, never 0. The same input always gives the same numbers (fixed seed).
 """
@@ -39,6 +49,8 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import asdict, dataclass
+from functools import lru_cache
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -52,6 +64,7 @@ __all__ = [
     "case_means",
     "gain_test",
     "mcnemar_exact",
+    "permutation_interval",
     "sign_flip_exact",
     "sign_flip_exact_batch",
     "sign_flip_interval",
@@ -75,12 +88,12 @@ class GainTest:
     ci_low: float  # 95% interval of the gain, in points (``interval`` says which)
     ci_high: float
     p_value: float
-    test: str  # "sign-flip-exact", "permutation" or "" (nothing to compare)
+    test: str  # "sign-flip-exact", "permutation" or "" (nothing to compare, or no test possible)
     n_cases: int  # cases compared (paired: both sides ran them; unpaired: the union)
     n_treatment: int  # trials of the compared cases
     n_baseline: int
-    interval: str = ""  # "inverted sign-flip" or "bootstrap BCa"
-    dropped: str = ""  # cases left out of a paired comparison: "T-only: a, b; B-only: c"
+    interval: str = ""  # "inverted sign-flip" or "inverted permutation"
+    dropped: str = ""  # cases left out of a paired comparison ("T-only: a, b; B-only: c"), or why unpaired / no test
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -202,12 +215,63 @@ def bootstrap_ci(samples: tuple[np.ndarray, ...], statistic) -> tuple[float, flo
     return low, high
 
 
-def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.mean(x, axis=axis) - np.mean(y, axis=axis)
+@lru_cache(maxsize=8)
+def _relabellings(n_t: int, n_b: int) -> np.ndarray:
+    """(relabellings, n_t + n_b) booleans, True = on the treatment side; row 0 is the observed
+    labelling (the first n_t cases). Every relabelling when there are at most N_RESAMPLES, else
+    N_RESAMPLES seeded ones after the observed."""
+    n = n_t + n_b
+    if math.comb(n, n_t) <= N_RESAMPLES:
+        rows = np.zeros((math.comb(n, n_t), n), dtype=bool)
+        for i, chosen in enumerate(combinations(range(n), n_t)):  # the first is range(n_t): observed
+            rows[i, list(chosen)] = True
+    else:
+        keys = np.random.default_rng(SEED).random((N_RESAMPLES, n))
+        rows = np.zeros((N_RESAMPLES + 1, n), dtype=bool)
+        rows[0, :n_t] = True
+        np.put_along_axis(rows[1:], np.argsort(keys, axis=1)[:, :n_t], True, axis=1)
+    rows.setflags(write=False)
+    return rows
 
 
-def _absolute_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.abs(_mean_difference(x, y, axis=axis))
+def permutation_interval(treatment: np.ndarray, baseline: np.ndarray, scale: int,
+                         alpha: float = ALPHA) -> tuple[float, float, float]:
+    """(p, low, high) of the inverted unpaired permutation test (module docstring) for integer
+    case means ``scale * m(c)`` of each side; low and high are proportions in [-1, 1].
+
+    With Q = n_T n_B, a relabelling's ``Q scale D*`` and ``Q a`` are the integers ``A`` and ``k'``,
+    its roots ``(A - A_obs) / (scale (k' - Q))`` and ``(A + A_obs) / (scale (k' + Q))``: a ratio of
+    integers, so equal roots are equal floats and p counts ties exactly."""
+    t, b = np.asarray(treatment, dtype=np.int64), np.asarray(baseline, dtype=np.int64)
+    n_t, n_b = len(t), len(b)
+    rows = _relabellings(n_t, n_b)
+    z = np.concatenate([t, b])
+    s_t = rows.astype(np.int64) @ z
+    k = rows[:, :n_t].sum(axis=1).astype(np.int64)
+    q = n_t * n_b
+    big_a = n_b * s_t - n_t * (int(z.sum()) - s_t)
+    observed, slope = big_a[0], k * n_b - (n_t - k) * n_t
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r1 = (big_a - observed).astype(float) / (scale * (slope - q)).astype(float)
+        r2 = (big_a + observed).astype(float) / (scale * (slope + q)).astype(float)
+    lo, hi = np.minimum(r1, r2), np.maximum(r1, r2)
+    flat = slope == -q  # (D* + D) is constant: a half-line, or everything when it is 0
+    inside = np.abs(slope) < q  # holds delta between the roots
+    outside = (slope < -q) & (lo < hi)  # holds delta outside the open interval between the roots
+    up, down = flat & (big_a + observed > 0), flat & (big_a + observed < 0)
+    always = len(rows) - int(inside.sum() + outside.sum() + up.sum() + down.sum())
+    lo_in, hi_in, lo_out, hi_out = np.sort(lo[inside]), np.sort(hi[inside]), np.sort(lo[outside]), np.sort(hi[outside])
+    r_up, r_down = np.sort(r1[up]), np.sort(r1[down])
+    roots = np.concatenate([r1[~flat & (slope != q)], r2[~flat & (slope != q)], r1[flat]])
+    points = np.unique(np.concatenate([[-1.0, 0.0, 1.0], roots[(roots >= -1) & (roots <= 1)]]))
+    count = (always
+             + np.searchsorted(lo_in, points, "right") - np.searchsorted(hi_in, points, "left")
+             + len(lo_out) - np.searchsorted(lo_out, points, "left") + np.searchsorted(hi_out, points, "right")
+             + np.searchsorted(r_up, points, "right")
+             + len(r_down) - np.searchsorted(r_down, points, "left"))
+    p = count / len(rows)
+    accepted = points[p >= alpha]
+    return float(p[np.searchsorted(points, 0.0)]), float(accepted.min()), float(accepted.max())
 
 
 def _dropped(t_only: list[str], b_only: list[str]) -> str:
@@ -237,15 +301,14 @@ def gain_test(treatment: pd.DataFrame, baseline: pd.DataFrame) -> GainTest:
     if not len(t) or not len(b):
         return GainTest(acc_t, acc_b, np.nan, np.nan, np.nan, np.nan, "", n_cases, n_t, n_b)
     gain = 100.0 * (acc_t - acc_b)
-    from scipy.stats import permutation_test
-
-    x, y = t["mean"].to_numpy(), b["mean"].to_numpy()
-    if np.ptp(np.concatenate([x, y])) == 0:
-        p = 1.0
-    else:
-        p = float(permutation_test((x, y), _absolute_difference, permutation_type="independent",
-                                   n_resamples=N_RESAMPLES, vectorized=True, alternative="greater",
-                                   rng=np.random.default_rng(SEED)).pvalue)
-    low, high = bootstrap_ci((x, y), _mean_difference)
+    unpaired = f"{len(shared)} shared case(s), fewer than {MIN_PAIRED_CASES}: unpaired"
+    relabellings = math.comb(len(t) + len(b), len(t))
+    if relabellings * ALPHA <= 1:
+        return GainTest(acc_t, acc_b, gain, np.nan, np.nan, np.nan, "", n_cases, n_t, n_b, "",
+                        f"{unpaired}; {len(t)} vs {len(b)} cases: {relabellings} relabellings, "
+                        "no p below 0.05 possible: no test")
+    lcm = math.lcm(*t["n"].tolist(), *b["n"].tolist())
+    p, low, high = permutation_interval(np.rint(t["mean"].to_numpy() * lcm).astype(np.int64),
+                                        np.rint(b["mean"].to_numpy() * lcm).astype(np.int64), lcm)
     return GainTest(acc_t, acc_b, gain, 100 * low, 100 * high, p, "permutation", n_cases, n_t, n_b,
-                    "bootstrap BCa", f"{len(shared)} shared case(s), fewer than {MIN_PAIRED_CASES}: unpaired")
+                    "inverted permutation", unpaired)

@@ -4,12 +4,20 @@ outcomes, and seeded simulations of size and coverage."""
 from __future__ import annotations
 
 import math
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.significance import gain_test, mcnemar_exact, sign_flip_exact, sign_flip_exact_batch, sign_flip_interval
+from analysis.significance import (
+    gain_test,
+    mcnemar_exact,
+    permutation_interval,
+    sign_flip_exact,
+    sign_flip_exact_batch,
+    sign_flip_interval,
+)
 
 
 def test_mcnemar_exact_by_hand() -> None:
@@ -77,14 +85,86 @@ def test_fractional_case_means_use_the_exact_grid() -> None:
 
 
 def test_too_few_shared_cases_use_the_unpaired_permutation_test() -> None:
-    """Cases (a, b, c) vs (c, d) share one case (< 6): case means (1, 1, 0) vs (0, 0); all 10
-    relabellings enumerated: |mean difference| >= 2/3 in 4 of them -> p = 0.4."""
-    t = _trials({"a": [1.0], "b": [1.0], "c": [0.0]})
-    b = _trials({"c": [0.0], "d": [0.0]})
-    result = gain_test(t, b)
-    assert result.test == "permutation" and result.interval == "bootstrap BCa"
-    assert result.p_value == pytest.approx(0.4)
-    assert result.n_cases == 4 and "1 shared case(s), fewer than 6" in result.dropped
+    """Cases (a, b, c) vs (d, e, f, g) share none: case means (1, 1, 1) vs (0, 0, 1, 0), D = 3/4.
+    A relabelling putting j of the four 1s on the treatment side has D* = j/3 - (4 - j)/4: 3/4,
+    1/6, -5/12, -1 for j = 3, 2, 1, 0, so |D*| >= 3/4 for j = 3 (C(4,3) = 4 relabellings) and
+    j = 0 (1): p = 5/35. The interval inverts the same test, so it holds 0."""
+    result = gain_test(_trials({"a": [1.0], "b": [1.0], "c": [1.0]}),
+                       _trials({"d": [0.0], "e": [0.0], "f": [1.0], "g": [0.0]}))
+    assert result.test == "permutation" and result.interval == "inverted permutation"
+    assert result.p_value == pytest.approx(5 / 35)
+    assert result.ci_low <= 0 <= result.ci_high and result.ci_low <= 75 <= result.ci_high
+    assert result.n_cases == 7 and result.dropped == "0 shared case(s), fewer than 6: unpaired"
+
+
+def test_unpaired_interval_by_hand() -> None:
+    """(1, 1, 1) vs (0, 0, 0, 0): shifting the treatment by -delta scales every relabelling's D*
+    by (1 - delta), D*(delta) = (1 - delta)(k/3 - (3 - k)/4), |k/3 - (3 - k)/4| < 1 unless k = 3,
+    so only the observed labelling reaches |D(delta)| for delta != 1: p(delta) = 1/35 there and 1
+    at delta = 1. p = 1/35 and the interval is the point [100, 100] (as the paired one with equal
+    differences)."""
+    result = gain_test(_trials({"a": [1.0], "b": [1.0], "c": [1.0]}),
+                       _trials({"d": [0.0], "e": [0.0], "f": [0.0], "g": [0.0]}))
+    assert (result.p_value, result.ci_low, result.ci_high) == pytest.approx((1 / 35, 100.0, 100.0))
+
+
+def test_unpaired_interval_is_the_inverted_test_on_a_grid() -> None:
+    """Seeded data sets of 2-6 vs 2-6 cases (one to three epochs): p(delta) by brute force, every
+    relabelling of the shifted case means at each delta of a 0.005 grid, agrees with
+    permutation_interval: the same p at 0 and interval ends within one grid step of the grid's
+    accepted set (never inside it)."""
+    rng = np.random.default_rng(11)
+    grid = np.linspace(-1, 1, 401)
+    checked = 0
+    while checked < 12:
+        n_t, n_b, scale = int(rng.integers(2, 7)), int(rng.integers(2, 7)), int(rng.integers(1, 4))
+        if math.comb(n_t + n_b, n_t) <= 20:
+            continue
+        t, b = rng.integers(0, scale + 1, n_t), rng.integers(0, scale + 1, n_b)
+        z = np.r_[t, b] / scale
+        sides = np.array([[i in chosen for i in range(n_t + n_b)]
+                          for chosen in combinations(range(n_t + n_b), n_t)])
+        shifted = z[None, :] - grid[:, None] * (np.arange(n_t + n_b) < n_t)[None, :]
+        d = shifted @ sides.T / n_t - shifted @ (~sides).T / n_b  # (grid, relabellings); column 0 observed
+        p_grid = np.mean(np.abs(d) >= np.abs(d[:, :1]) - 1e-12, axis=1)
+        accepted = grid[p_grid >= 0.05]
+        p, low, high = permutation_interval(t, b, scale)
+        assert p == pytest.approx(p_grid[200])
+        assert accepted.min() - 0.005 - 1e-9 <= low <= accepted.min() + 1e-9
+        assert accepted.max() - 1e-9 <= high <= accepted.max() + 0.005 + 1e-9
+        checked += 1
+
+
+def test_many_relabellings_are_a_seeded_sample_with_the_observed_one() -> None:
+    """8 vs 8 cases: C(16, 8) = 12,870 > 9,999 relabellings, so the observed one and 9,999 seeded
+    ones (p = (1 + count) / 10,000): T = eight 1s vs B = eight 0s is reached only by the observed
+    labelling and its mirror, which the seeded sample holds once: p = 2/10,000, the same every
+    call; the rule holds."""
+    t = _trials({f"t{i}": [1.0] for i in range(8)})
+    b = _trials({f"b{i}": [0.0] for i in range(8)})
+    first, again = gain_test(t, b), gain_test(t, b)
+    assert first == again and first.test == "permutation"
+    assert first.p_value == pytest.approx(2 / 10_000)
+    assert first.ci_low > 0
+    mixed = gain_test(_trials({f"t{i}": [float(i % 2), 1.0] for i in range(8)}),
+                      _trials({f"b{i}": [float(i % 3 == 0), 0.0] for i in range(8)}))
+    assert (mixed.p_value < 0.05) == (mixed.ci_low > 0 or mixed.ci_high < 0)
+
+
+@pytest.mark.parametrize(("treatment", "baseline", "reason"), [
+    ({"a": [1.0]}, {f"b{i}": [0.0] for i in range(5)}, "1 vs 5 cases: 6 relabellings"),
+    ({"e": [1.0], "f": [0.0]}, {"e": [0.0]}, "2 vs 1 cases: 3 relabellings"),
+    ({"a": [1.0], "b": [1.0], "c": [0.0]}, {"c": [0.0], "d": [0.0]}, "3 vs 2 cases: 10 relabellings"),
+])
+def test_too_few_relabellings_give_no_test_and_say_why(treatment: dict, baseline: dict, reason: str) -> None:
+    """At most 20 relabellings: the smallest p is 1/C >= 0.05, so there is no test (a71e851's
+    scipy call raised on a one-case side)."""
+    result = gain_test(_trials(treatment), _trials(baseline))
+    assert result.test == "" and result.interval == ""
+    assert math.isnan(result.p_value) and math.isnan(result.ci_low) and math.isnan(result.ci_high)
+    assert result.gain_points == pytest.approx(100.0 * (np.mean([v[0] for v in treatment.values()])
+                                                        - np.mean([v[0] for v in baseline.values()])))
+    assert result.dropped.endswith(f"{reason}, no p below 0.05 possible: no test")
 
 
 def test_one_missing_case_pairs_the_others_and_names_it() -> None:

@@ -36,12 +36,18 @@ DELTA_20 = brentq(lambda d: _gain(d) - 0.20, 0.0, 5.0)
 """The logit shift whose population gain is +20 points (about 0.985)."""
 
 
+def counts(seed: int, cases: int, delta: float, reps: int = REPS) -> tuple[np.ndarray, np.ndarray]:
+    """(reps, cases) success counts out of EPOCHS of the treatment and of the baseline per case."""
+    rng = np.random.default_rng(seed)
+    u = rng.normal(0.0, 1.0, (reps, cases, 1))
+    t = (rng.random((reps, cases, EPOCHS)) < _expit(u - 0.3 + delta)).sum(axis=2)
+    b = (rng.random((reps, cases, EPOCHS)) < _expit(u - 0.3)).sum(axis=2)
+    return t, b
+
+
 def _units(seed: int, cases: int, delta: float) -> np.ndarray:
     """(REPS, cases) per-case differences of success counts, T - B (units of 1/EPOCHS)."""
-    rng = np.random.default_rng(seed)
-    u = rng.normal(0.0, 1.0, (REPS, cases, 1))
-    t = (rng.random((REPS, cases, EPOCHS)) < _expit(u - 0.3 + delta)).sum(axis=2)
-    b = (rng.random((REPS, cases, EPOCHS)) < _expit(u - 0.3)).sum(axis=2)
+    t, b = counts(seed, cases, delta)
     return t - b
 
 
