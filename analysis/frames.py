@@ -42,7 +42,8 @@ The sample frame (:data:`SAMPLE_COLUMNS`, one row per sample and epoch)
   ``sample_error``: Inspect's error message for an errored sample.
 - covariates (sample metadata written by ``tasks._common``): ``fault_group`` (``k=1``, ``k>1``,
   ``safe``), ``n_errors``, ``n_agents``, ``n_components``, ``n_steps``, ``level``; and a second
-  annotation's label where the data has one, ``who_and_when_agent``/``_step`` (AgentRx Magentic-One).
+  annotation's label where the data has one, ``who_and_when_agent``/``_step`` (AgentRx Magentic-One);
+  ``scenario``: a vector label's fault names, sorted, ``, ``-joined (BLAME's ``injected_hazards``; else ``""``).
 - cost (summed over the Attribution's phases, ``blame.schema.PhaseUsage``): ``calls``,
   ``input_tokens``, ``output_tokens``, ``reasoning_tokens_reported``,
   ``reasoning_tokens_estimated`` (measured from reasoning text as ceil(chars/4) for calls whose
@@ -53,7 +54,8 @@ The sample frame (:data:`SAMPLE_COLUMNS`, one row per sample and epoch)
 - labels for the figures: ``components`` (the hazard vector's component order, JSON list),
   ``gold_faulty``/``pred_faulty`` (JSON lists in that order; ``pred_faulty`` is ``[]`` for an
   invalid attribution), ``gold_agent``, ``gold_step``, ``pred_agent``, ``pred_step``,
-  ``n_votes``, ``n_ties`` (components tied at the top score, ``Attribution.ties``).
+  ``n_votes``, ``n_ties`` (components tied at the top score, ``Attribution.ties``), ``iterations`` (RAFFLES'
+  per-iteration ``iteration, agent, step, faulty, usable, total, stopped`` as a JSON list; ``[]`` for other methods).
 
 The votes frame (:data:`VOTE_COLUMNS`, one row per ``Attribution.votes`` entry)
 ----------------------------------------------------------------------------
@@ -83,6 +85,7 @@ from analysis.complexity import participants
 from analysis.configs import config_identity, log_config
 from analysis.settings import setting_words
 from blame.state import TRAJECTORY_KEY
+from solvers.raffles import ITERATIONS_KEY
 
 __all__ = [
     "SAMPLE_COLUMNS",
@@ -104,11 +107,11 @@ SAMPLE_COLUMNS: list[str] = [
     "settings", "label_informed", "protocol", "metric", "correct", "invalid", "abstained", "attribution_errors",
     "sample_error",
     "fault_group", "n_errors", "n_agents", "n_components", "n_steps", "level", "who_and_when_agent",
-    "who_and_when_step", "calls", "input_tokens", "output_tokens", "reasoning_tokens_reported",
+    "who_and_when_step", "scenario", "calls", "input_tokens", "output_tokens", "reasoning_tokens_reported",
     "reasoning_tokens_estimated", "reasoning_tokens", "reasoning_source",
     "n_participants", "reasoning_per_agent",
     "components", "gold_faulty", "pred_faulty", "gold_agent", "gold_step", "pred_agent",
-    "pred_step", "n_votes", "n_ties", "dimension_counts", "eval_id", "log",
+    "pred_step", "n_votes", "n_ties", "iterations", "dimension_counts", "eval_id", "log",
 ]
 """The sample frame's leading columns, in order; the ``<scorer>_<key>`` score columns follow."""
 
@@ -209,6 +212,7 @@ def label_fields(metadata: Mapping[str, Any], attribution: Mapping[str, Any] | N
         "pred_agent": attribution.get("agent") if usable else None,
         "pred_step": attribution.get("step") if usable else None,
         "n_votes": len(votes),
+        "scenario": ", ".join(sorted(label.get("fault_names") or [])) if label and trajectory.get("label_kind") == "vector" else "",
     }
 
 
@@ -259,6 +263,9 @@ def _sample_record(sample: Any) -> dict[str, Any]:
     record.update(usage_fields(attribution))
     record.update(label_fields(metadata, attribution))
     record["votes"] = _json((attribution or {}).get("votes") or [])
+    record["iterations"] = _json([{"iteration": r.get("iteration"), **{k: (r.get("candidate") or {}).get(k) for k in ("agent", "step", "faulty")},
+                                   "usable": r.get("candidate") is not None, "total": r.get("total"), "stopped": r.get("stopped")}
+                                  for r in (sample.store or {}).get(ITERATIONS_KEY) or []])
     record["dimension_counts"] = _json({
         k: v for score in (sample.scores or {}).values() if isinstance(score.value, Mapping)
         for k, v in score.value.items() if "__" in k

@@ -121,6 +121,32 @@ def test_label_informed_runs_are_their_own_protocol() -> None:
 # ---- from real eval logs ----------------------------------------------------------------------------
 
 
+def test_scenario_and_raffles_iterations_columns() -> None:
+    """``scenario``: a vector label's fault names, sorted (step labels' mistake categories are no
+    scenario); ``iterations``: RAFFLES' stored history cut to candidate, total and stop reason."""
+    from types import SimpleNamespace
+
+    from analysis.frames import _sample_record
+
+    system = {"components": [{"id": "x"}, {"id": "y"}]}
+    vector = {"trajectory": {"label_kind": "vector", "system": system,
+                             "label": {"faulty": ["x", "y"], "fault_names": ["Sensor-Broken", "Chief-X"]}}}
+    assert label_fields(vector, None)["scenario"] == "Chief-X, Sensor-Broken"
+    step = {"trajectory": {"label_kind": "step", "system": system,
+                           "label": {"faulty": ["x"], "agent": "x", "step": 2, "fault_names": ["Factual_Error"]}}}
+    assert label_fields(step, None)["scenario"] == ""
+    assert label_fields({"trajectory": {"label_kind": "vector", "system": system, "label": None}}, None)["scenario"] == ""
+    history = [{"iteration": 1, "candidate": None, "rationales": {}, "judge_errors": ["bad"], "evaluations": [], "total": 0,
+                "stopped": None},
+               {"iteration": 2, "candidate": {"agent": "x", "step": 3, "faulty": ["x"]}, "rationales": {"fault": "r"},
+                "judge_errors": [], "evaluations": [{"confidence": 100}], "total": 380, "stopped": "threshold"}]
+    sample = SimpleNamespace(metadata=step, store={"raffles_iterations": history}, output=None, error=None, scores={})
+    assert json.loads(_sample_record(sample)["iterations"]) == [
+        {"iteration": 1, "agent": None, "step": None, "faulty": None, "usable": False, "total": 0, "stopped": None},
+        {"iteration": 2, "agent": "x", "step": 3, "faulty": ["x"], "usable": True, "total": 380, "stopped": "threshold"}]
+    assert _sample_record(SimpleNamespace(**{**vars(sample), "store": {}}))["iterations"] == "[]"
+
+
 def test_sample_frame_from_offline_logs(logset) -> None:
     """Every sample-epoch of every successful log is one row, with the documented columns."""
     samples = logset.samples
