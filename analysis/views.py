@@ -4,7 +4,8 @@ per-dimension precision/recall/F1 (BLAME), and AgentForesight's auditing table.
 Every rate is recomputed from what the sample frame holds (predicted and gold steps, the scorers'
 per-sample counts); the formulas of the per-dimension and auditing metrics live in their scorers
 (``scorers.vector.per_dimension_values``, ``scorers.auditing.auditing_metrics``) and are called,
-never rewritten, here.
+never rewritten, here. Every view groups by benchmark, configuration (model, ``setting`` and hash,
+named by ``analysis._format.config_label``) and protocol, and its Markdown is one table per benchmark.
 
 - **Step tolerance** (:func:`step_tolerance`; RAFFLES, Who&When): per Who&When subset,
   configuration and protocol, for k = 0..5 the accuracy ``[pred_step is set and |pred_step -
@@ -24,7 +25,9 @@ never rewritten, here.
   95% case-bootstrap percentile CIs (:data:`N_BOOT` resamples, seed
   ``analysis.significance.SEED``) whose unit is the **pair**: a safe control (``<id>_safe``,
   ``blame.safe_controls``) is a prefix of its own failing log, so it is resampled together with
-  it, with all their trials (:func:`resampling_unit`); ``pairs`` counts the units. Under the known-vs-unknown contract a method may
+  it, with all their trials (:func:`resampling_unit`); ``pairs`` counts the units. Its Markdown
+  (:func:`auditing_markdown`) is AgentForesight's layout: methods as rows, metrics as columns, one
+  table per benchmark however wide. Under the known-vs-unknown contract a method may
   answer "no fault" (a valid Attribution with agent, step and alarm_step None), which the scorer
   counts as no alarm. ``controls`` says what the safe trials are: ``prefix`` (Who&When safe
   controls, cut from a failing log), ``complete`` (whole runs with a verified-safe outcome: AgentRx
@@ -43,8 +46,8 @@ from analysis.significance import SEED
 from blame.safe_controls import CONTROL_SUFFIX
 
 __all__ = [
-    "AUDIT_METRICS", "LENGTH_BUCKETS", "N_BOOT", "TOLERANCES", "auditing_table", "far_side_by_side", "log_length",
-    "per_dimension_table", "resampling_unit", "step_tolerance",
+    "AUDIT_HEADERS", "AUDIT_METRICS", "LENGTH_BUCKETS", "N_BOOT", "TOLERANCES", "auditing_markdown", "auditing_table",
+    "far_side_by_side", "log_length", "per_dimension_table", "resampling_unit", "step_tolerance", "views_markdown",
 ]
 
 TOLERANCES: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
@@ -52,14 +55,22 @@ LENGTH_BUCKETS: tuple[tuple[int, int | None], ...] = ((1, 10), (11, 20), (21, 40
 """Inclusive ranges of the log's number of steps (None: no upper end)."""
 N_BOOT = 1999
 AUDIT_METRICS: tuple[str, ...] = ("exact_f1", "precision", "recall", "ass", "far", "step_acc", "agent_acc")
-_KEYS = ["benchmark", "model", "config", "protocol"]
+_KEYS = ["benchmark", "model", "config", "setting", "protocol"]
+"""Every view's groups: a configuration is named by its model, settings in words (``setting``,
+``analysis.settings``; ``""`` where the frame has none) and hash."""
 
 
 def _case_mean(frame: pd.DataFrame, column: str) -> float:
     return float(frame.groupby("case")[column].mean().mean()) if len(frame) else float("nan")
 
 
+def _with_setting(samples: pd.DataFrame) -> pd.DataFrame:
+    setting = samples["setting"].fillna("").astype(str) if "setting" in samples else ""
+    return samples.assign(setting=setting)
+
+
 def _who_and_when(samples: pd.DataFrame) -> pd.DataFrame:
+    samples = _with_setting(samples)
     ww = samples[samples["benchmark"].astype(str).str.startswith("who_and_when") & samples["gold_step"].notna()]
     if "attribution_agent" in ww and "attribution_valid" in ww:
         ww = ww[ww["attribution_agent"].notna()]  # scored by the attribution scorer (no safe controls)
@@ -111,7 +122,7 @@ def per_dimension_table(samples: pd.DataFrame) -> pd.DataFrame:
     if has is None or not has.any():
         return pd.DataFrame(columns=columns)
     rows = []
-    for key, frame in samples[has].groupby(_KEYS, sort=True):
+    for key, frame in _with_setting(samples[has]).groupby(_KEYS, sort=True):
         values = per_dimension_values(json.loads(c) for c in frame["dimension_counts"])
         found = list(dict.fromkeys(k.rsplit("_", 1)[0] for k in values if not k.startswith(("micro_", "macro_"))))
         components = json.loads(frame["components"].dropna().iloc[0]) if frame["components"].notna().any() else []
@@ -140,7 +151,7 @@ def auditing_table(samples: pd.DataFrame) -> pd.DataFrame:
     present = [f"auditing_{k}" for k in VALUE_KEYS]
     if not all(c in samples for c in present):
         return pd.DataFrame(columns=columns)
-    audited = samples.dropna(subset=present)
+    audited = _with_setting(samples.dropna(subset=present))
     rows = []
     for key, frame in audited.groupby(_KEYS, sort=True):
         renamed = frame[present].set_axis(list(VALUE_KEYS), axis=1)
@@ -174,9 +185,9 @@ def _controls(frame: pd.DataFrame) -> str:
 
 def far_side_by_side(auditing: pd.DataFrame) -> pd.DataFrame:
     """Per model and protocol, FAR with its CI and safe trials on prefix controls and on complete runs,
-    one cell each (every benchmark of that kind, ``; ``-separated; with its configuration when a
-    benchmark has several)."""
-    from analysis._format import pct
+    one cell each (every benchmark of that kind, ``; ``-separated; with its configuration,
+    ``analysis._format.config_label``, when a benchmark has several)."""
+    from analysis._format import config_label, pct
 
     kinds = {"prefix": "FAR on prefix controls", "complete": "FAR on complete runs"}
     rows = []
@@ -186,81 +197,120 @@ def far_side_by_side(auditing: pd.DataFrame) -> pd.DataFrame:
             part = group[group["controls"] == kind]
             twice = part["benchmark"].duplicated(keep=False)
             row[column] = "; ".join(f"{pct(r['far'])} [{pct(r['far_low'])}, {pct(r['far_high'])}] n={r['safe_trials']} "
-                                    + r["benchmark"].split("/")[-1] + (f" `{r['config']}`" if dup else "")
+                                    + r["benchmark"].split("/")[-1]
+                                    + (f" {config_label(r['model'], r['config'], r.get('setting', ''))}" if dup else "")
                                     for dup, (_, r) in zip(twice, part.iterrows())) or "–"
         rows.append(row)
     return pd.DataFrame(rows, columns=["model", "protocol", *kinds.values()])
 
 
-def _label(row: pd.Series) -> str:
-    return f"{row['model']} `{row['config']}`"
+def _named(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with ``configuration`` (``analysis._format.config_label``) and ``method`` (the protocol)."""
+    from analysis._format import config_label
+
+    setting = frame["setting"] if "setting" in frame else pd.Series("", index=frame.index)
+    return frame.assign(configuration=[config_label(m, c, w) for m, c, w in zip(frame["model"], frame["config"], setting)],
+                        method=frame["protocol"])
+
+
+def _tolerance_md(tolerance: pd.DataFrame) -> list[str]:
+    from analysis._format import markdown_table, pct
+
+    parts = []
+    for benchmark, part in _named(tolerance).groupby("benchmark", sort=True):
+        rows = []
+        for _, g in part.groupby(["configuration", "method"], sort=True):
+            first = g.iloc[0]
+            rows.append({"configuration": first["configuration"], "method": first["method"],
+                         **{f"k={int(r['k'])}": pct(r["accuracy"]) for _, r in g.iterrows()},
+                         "cases / trials": f"{first['cases']} / {first['trials']}"})
+        parts += [f"### {benchmark}\n", markdown_table(pd.DataFrame(rows), align=["l", "l"] + ["r"] * (len(rows[0]) - 2), keep=2)]
+    return parts
+
+
+def _length_md(length: pd.DataFrame) -> list[str]:
+    from analysis._format import DASH, markdown_table, pct
+
+    parts = []
+    for benchmark, part in _named(length).groupby("benchmark", sort=True):
+        rows = []
+        for (configuration, method), g in part.groupby(["configuration", "method"], sort=True):
+            by = {r["steps"]: r for _, r in g.iterrows()}
+            row = {"configuration": configuration, "method": method}
+            for low, _ in LENGTH_BUCKETS:
+                r = by.get(_bucket(low))
+                row[f"{_bucket(low)} steps"] = DASH if r is None else f"{pct(r['agent'])} / {pct(r['step'])} ({r['cases']})"
+            rows.append(row)
+        parts += [f"### {benchmark}\n", markdown_table(pd.DataFrame(rows), align=["l", "l", "r", "r", "r", "r"], keep=2)]
+    return parts
+
+
+def _dimensions_md(dimensions: pd.DataFrame) -> list[str]:
+    from analysis._format import markdown_table, pct
+
+    parts = []
+    for benchmark, part in _named(dimensions).groupby("benchmark", sort=True):
+        shown = pd.DataFrame({
+            "configuration": part["configuration"], "method": part["method"], "dimension": part["dimension"],
+            "precision": part["precision"].map(pct), "recall": part["recall"].map(pct), "F1": part["f1"].map(pct),
+            "cases": part["cases"].astype(str), "trials": part["trials"].astype(str),
+        })
+        parts += [f"### {benchmark}\n", markdown_table(shown, align=["l", "l", "l", "r", "r", "r", "r", "r"], keep=3)]
+    return parts
+
+
+AUDIT_HEADERS = {"exact_f1": "Exact-F1", "ass": "ASS", "far": "FAR", "step_acc": "Step-Acc", "agent_acc": "Agent-Acc",
+                 "precision": "precision", "recall": "recall"}
+"""The auditing table's metric columns, in AgentForesight's order (Exact-F1 and ASS first)."""
+
+
+def auditing_markdown(auditing: pd.DataFrame) -> str:
+    """AgentForesight's auditing table: one table per benchmark, a row per configuration and method,
+    a column per metric (``"66.4 [60.1, 71.0]"``, ASS in steps) and the counts; never split by width."""
+    from analysis._format import markdown_table, number, pct
+
+    parts = []
+    for benchmark, part in _named(auditing).groupby("benchmark", sort=True):
+        rows = []
+        for _, r in part.sort_values(["configuration", "method"], kind="mergesort").iterrows():
+            row = {"configuration": r["configuration"], "method": r["method"]}
+            for m, header in AUDIT_HEADERS.items():
+                fmt = (lambda x: number(x, 2)) if m == "ass" else pct
+                row[header] = f"{fmt(r[m])} [{fmt(r[f'{m}_low'])}, {fmt(r[f'{m}_high'])}]"
+            row.update(cases=str(r["cases"]), pairs=str(r["pairs"]), safe=str(r["safe_trials"]),
+                       unsafe=str(r["unsafe_trials"]), invalid=str(r["invalid"]), controls=r["controls"])
+            rows.append(row)
+        parts += [f"### {benchmark}\n", markdown_table(pd.DataFrame(rows), align=["l", "l"] + ["r"] * 12 + ["l"], max_width=None)]
+    return "\n".join(parts)
 
 
 def views_markdown(tolerance: pd.DataFrame, length: pd.DataFrame, dimensions: pd.DataFrame,
                    auditing: pd.DataFrame) -> str:
-    """The four views as one Markdown section (empty views say why)."""
-    from analysis._format import DASH, markdown_table, number, pct
+    """The four views as one Markdown section, one table per benchmark (empty views say why)."""
+    from analysis._format import markdown_table
 
     parts = ["# The seed papers' other views\n", "## Who&When step accuracy within k steps (RAFFLES)\n",
              "Accuracy (% of cases) of `|predicted step - gold step| <= k`, 0-based steps; an invalid "
              "or missing step is wrong. k = 0 is exact step accuracy.\n"]
-    if tolerance.empty:
-        parts.append("No Who&When trials scored by the attribution scorer.\n")
-    else:
-        rows = []
-        for key, g in tolerance.groupby(_KEYS, sort=True):
-            first = g.iloc[0]
-            row = {"benchmark": key[0], "model": _label(first), "protocol": key[3]}
-            row.update({f"k={int(r['k'])}": pct(r["accuracy"]) for _, r in g.iterrows()})
-            row.update(cases=str(first["cases"]), trials=str(first["trials"]))
-            rows.append(row)
-        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "l"] + ["r"] * (len(rows[0]) - 3), keep=3))
+    parts += _tolerance_md(tolerance) if not tolerance.empty else ["No Who&When trials scored by the attribution scorer.\n"]
     parts += ["## Who&When accuracy by log length (RAFFLES)\n",
               "Agent / exact step accuracy (% of cases) and cases per bucket of the log's number of steps.\n"]
-    if length.empty:
-        parts.append("No Who&When trials scored by the attribution scorer.\n")
-    else:
-        rows = []
-        for key, g in length.groupby(_KEYS, sort=True):
-            row = {"benchmark": key[0], "model": _label(g.iloc[0]), "protocol": key[3]}
-            by = {r["steps"]: r for _, r in g.iterrows()}
-            for low, high in LENGTH_BUCKETS:
-                r = by.get(_bucket(low))
-                row[f"{_bucket(low)} steps"] = DASH if r is None else f"{pct(r['agent'])} / {pct(r['step'])} ({r['cases']})"
-            rows.append(row)
-        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "l", "r", "r", "r", "r"], keep=3))
+    parts += _length_md(length) if not length.empty else ["No Who&When trials scored by the attribution scorer.\n"]
     parts += ["## Per-dimension precision, recall and F1\n",
               "From the pooled per-sample `tp__/fp__/fn__` counts of every sample-epoch "
               "(`scorers.vector.per_dimension_values`); – where a denominator is 0.\n"]
-    if dimensions.empty:
-        parts.append("No per-dimension counts in these logs (only the vector scorer records them).\n")
-    else:
-        shown = pd.DataFrame({
-            "benchmark": dimensions["benchmark"], "model": dimensions.apply(_label, axis=1),
-            "protocol": dimensions["protocol"], "dimension": dimensions["dimension"],
-            "precision": dimensions["precision"].map(pct), "recall": dimensions["recall"].map(pct),
-            "F1": dimensions["f1"].map(pct), "cases": dimensions["cases"].astype(str),
-            "trials": dimensions["trials"].astype(str),
-        })
-        parts.append(markdown_table(shown, align=["l", "l", "l", "l", "r", "r", "r", "r", "r"], keep=4))
+    parts += (_dimensions_md(dimensions) if not dimensions.empty
+              else ["No per-dimension counts in these logs (only the vector scorer records them).\n"])
     parts += ["## Online auditing (AgentForesight)\n",
-              "Logs scored by `scorers.auditing` (online auditor; any method with safe controls): "
-              "Exact-F1, step precision and recall, ASS (mean |shift| in steps), FAR, Step-Acc and "
-              "Agent-Acc in % (ASS in steps) with 95% bootstrap CIs whose unit is the pair (a safe control "
-              "is resampled with the failing log it was cut from; `pairs` counts them).\n"]
+              "Logs scored by `scorers.auditing` (online auditor; any method with safe controls), one table per "
+              "benchmark as AgentForesight's: Exact-F1, ASS (mean |shift| in steps), FAR, Step-Acc, Agent-Acc, "
+              "step precision and recall in % (ASS in steps) with 95% bootstrap CIs whose unit is the pair (a safe "
+              "control is resampled with the failing log it was cut from; `pairs` counts them); cases, safe and "
+              "unsafe trials, invalid answers.\n"]
     if auditing.empty:
         parts.append("No auditing logs (run with `-T safe_controls=true` or the online auditor).\n")
     else:
-        rows = []
-        for _, r in auditing.iterrows():
-            row = {"benchmark": r["benchmark"], "model": _label(r), "protocol": r["protocol"]}
-            for m in AUDIT_METRICS:
-                fmt = (lambda x: number(x, 2)) if m == "ass" else pct
-                row[m] = f"{fmt(r[m])} [{fmt(r[f'{m}_low'])}, {fmt(r[f'{m}_high'])}]"
-            row.update(cases=str(r["cases"]), pairs=str(r["pairs"]), safe=str(r["safe_trials"]),
-                       unsafe=str(r["unsafe_trials"]), controls=r["controls"])
-            rows.append(row)
-        parts.append(markdown_table(pd.DataFrame(rows), align=["l", "l", "l"] + ["r"] * (len(rows[0]) - 4) + ["l"], keep=3))
+        parts.append(auditing_markdown(auditing))
         parts += ["### False alarms: prefix controls beside complete runs\n",
                   "FAR (%) with its 95% CI per model and protocol. A prefix control is a failing log cut before its "
                   "decisive step (the online auditor saw the same prompts up to there); a complete run is a whole "

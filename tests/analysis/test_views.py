@@ -20,8 +20,8 @@ AUDITED = ("online_auditor", "all_at_once")
 
 
 @pytest.fixture(scope="module")
-def ww_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], Path]:
-    """(raw records of every log, report folder)."""
+def ww_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], Path, Path]:
+    """(raw records of every log, report folder, log folder)."""
     from inspect_ai import eval as inspect_eval
 
     from solvers import SOLVERS
@@ -33,14 +33,14 @@ def ww_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], Pat
     inspect_eval([who_and_when(subset="hand_crafted", solver=name, safe_controls=True) for name in AUDITED], **common)
     out = tmp_path_factory.mktemp("ww_report") / "out"
     run_report(logs, out, figures=False, progress=None)
-    return raw_records(logs), out
+    return raw_records(logs), out, logs
 
 
-def test_step_tolerance_curve_recomputed_from_the_logs(ww_report: tuple[list[dict], Path]) -> None:
+def test_step_tolerance_curve_recomputed_from_the_logs(ww_report: tuple[list[dict], Path, Path]) -> None:
     """Every method has a curve k = 0..5, equal to |step - gold| <= k over its LIMIT answers."""
     from solvers import SOLVERS
 
-    records, out = ww_report
+    records, out, _ = ww_report
     table = pd.read_csv(out / "tables/tolerance.csv")
     assert set(table["protocol"]) == set(SOLVERS)
     raw = [r for r in records if not r["safe_task"]]
@@ -55,8 +55,8 @@ def test_step_tolerance_curve_recomputed_from_the_logs(ww_report: tuple[list[dic
         assert (np.diff(curve["accuracy"]) >= 0).all()  # a curve: tolerance only adds hits
 
 
-def test_log_length_view_recomputed_from_the_logs(ww_report: tuple[list[dict], Path]) -> None:
-    records, out = ww_report
+def test_log_length_view_recomputed_from_the_logs(ww_report: tuple[list[dict], Path, Path]) -> None:
+    records, out, _ = ww_report
     table = pd.read_csv(out / "tables/log_length.csv", dtype={"steps": str})
     raw = [r for r in records if not r["safe_task"] and r["method"] == "all_at_once"]
     for low, high in LENGTH_BUCKETS:
@@ -73,11 +73,11 @@ def test_log_length_view_recomputed_from_the_logs(ww_report: tuple[list[dict], P
     assert "## Who&When step accuracy within k steps (RAFFLES)" in (out / "report.md").read_text().replace("###", "##")
 
 
-def test_auditing_table_recomputed_from_the_logs(ww_report: tuple[list[dict], Path]) -> None:
+def test_auditing_table_recomputed_from_the_logs(ww_report: tuple[list[dict], Path, Path]) -> None:
     """Exact-F1, step precision/recall, ASS, FAR, Step-Acc, Agent-Acc of both audited methods match
     the definitions applied to the raw predictions; each CI brackets its point estimate.
     (Until issue 13 lets a judge answer "no fault", all_at_once alarms on every safe control.)"""
-    records, out = ww_report
+    records, out, _ = ww_report
     table = pd.read_csv(out / "tables/auditing.csv")
     assert set(table["protocol"]) == set(AUDITED)
     raw = [r for r in records if r["safe_task"]]
@@ -95,10 +95,65 @@ def test_auditing_table_recomputed_from_the_logs(ww_report: tuple[list[dict], Pa
     assert "## Online auditing (AgentForesight)" in (out / "report.md").read_text().replace("###", "##")
 
 
-def test_far_vs_step_acc_figure_is_drawn(ww_report: tuple[list[dict], Path], tmp_path: Path) -> None:
+def test_auditing_is_one_table_per_benchmark(ww_report: tuple[list[dict], Path, Path]) -> None:
+    """AgentForesight's layout: one table, every metric a column and every audited method a row,
+    the configuration named by config_label (never split by width, unlike the other views)."""
+    from analysis._format import config_label
+
+    _, out, _ = ww_report
+    section = (out / "tables/views.md").read_text().split("## Online auditing (AgentForesight)")[1].split("### False alarms")[0]
+    headers = [line for line in section.splitlines() if line.startswith("| configuration |")]
+    assert len(headers) == 1 and section.count("### who_and_when/") == 1
+    assert all(f" {name} |" in headers[0] for name in ("Exact-F1", "ASS", "FAR", "Step-Acc", "Agent-Acc", "precision", "recall"))
+    table = pd.read_csv(out / "tables/auditing.csv", keep_default_na=False)
+    assert len(table) == len(AUDITED)
+    for _, r in table.iterrows():
+        assert f"| {config_label(r['model'], r['config'], r['setting'])} | {r['protocol']} |" in section
+
+
+def test_views_name_each_configuration_by_its_settings() -> None:
+    """Two configurations of one benchmark: each row names its model, settings in words and hash."""
+    from analysis.views import views_markdown
+
+    rows = [{"benchmark": "who_and_when/hand_crafted", "model": "offline/random", "config": config, "setting": setting,
+             "protocol": "all_at_once", "k": k, "accuracy": 0.5, "cases": 2, "trials": 2}
+            for config, setting in (("165119e0", "without reference answer"), ("bb462031", "with reference answer"))
+            for k in TOLERANCES]
+    empty = pd.DataFrame()
+    text = views_markdown(pd.DataFrame(rows), empty, empty, empty)
+    assert "| offline/random · with reference answer `bb462031` | all_at_once | 50.0 |" in text
+    assert "| offline/random · without reference answer `165119e0` | all_at_once | 50.0 |" in text
+
+
+def test_raffles_iterations_recomputed_from_the_logs(ww_report: tuple[list[dict], Path, Path]) -> None:
+    """Per iteration k, RAFFLES' candidate step accuracy (a sample that stopped earlier keeps its
+    last candidate) and the trials that ran k, from the history each sample stored."""
+    from inspect_ai.log import read_eval_log
+
+    from analysis.paper_views import raffles_iterations
+
+    _, out, logs = ww_report
+    histories = []
+    for path in sorted(logs.glob("*.eval")):
+        log = read_eval_log(str(path))
+        if log.eval.task_args.get("safe_controls"):
+            continue
+        for sample in (s for s in log.samples if "raffles_iterations" in s.store):
+            gold = json.loads(sample.metadata["trajectory"])["label"]["step"]
+            histories.append(([r["candidate"] for r in sample.store["raffles_iterations"]], gold))
+    assert len(histories) == LIMIT
+    table = raffles_iterations(pd.read_csv(out / "frames/samples.csv")).set_index("k")
+    assert table.index.tolist() == list(range(1, max(len(h) for h, _ in histories) + 1))
+    for k, row in table.iterrows():
+        at = [h[min(k, len(h)) - 1] for h, _ in histories]
+        expected = np.mean([c is not None and c["step"] == gold for c, (_, gold) in zip(at, histories)])
+        assert row["step"] == pytest.approx(expected) and row["reached"] == sum(len(h) >= k for h, _ in histories)
+
+
+def test_far_vs_step_acc_figure_is_drawn(ww_report: tuple[list[dict], Path, Path], tmp_path: Path) -> None:
     from analysis.figures import fig_far_vs_step_acc
 
-    _, out = ww_report
+    _, out, _ = ww_report
     assert fig_far_vs_step_acc(pd.read_csv(out / "tables/auditing.csv"), tmp_path) == "far_vs_step_acc"
     assert (tmp_path / "far_vs_step_acc.png").stat().st_size > 0
 
