@@ -3,7 +3,8 @@
     blame data [--NAME-dir DIR]         each dataset: where it is found, from where, verified?, trajectories
     blame data fetch [NAME...]          download the pinned datasets into the user cache and verify them
     blame report LOG_DIR --out DIR      tables, regressions, figures and a manifest from eval logs
-    blame power [LOG_DIR]               the smallest gain Table 1's test detects (analysis.power)
+    blame power [LOG_DIR]               the smallest gain Table 1's test detects (analysis.power);
+                                        --m1: the power of M1's protocol x quartile test
     blame data export NAME --out DIR    a dataset as a trajectory folder (blame_bench.label)
     blame label DATA --model M --out DIR   silver labels for failed runs (blame_bench.label)
     blame sweep RECIPE --model M        every run one published table needs, then its report (blame_bench.sweep)
@@ -128,6 +129,7 @@ def _report(args: argparse.Namespace) -> int:
             se=args.se,
             metrics=metrics,
             figures=not args.no_figures,
+            pairwise=args.pairwise,
             command=command,
             progress=None if args.quiet else sys.stderr,
         )
@@ -145,7 +147,7 @@ def _power(args: argparse.Namespace) -> int:
     from analysis.power import power_command
 
     return power_command(args.log_dir, args.baseline, args.cases, args.epochs, args.baseline_accuracy, args.tau,
-                         args.benchmark)
+                         args.benchmark, args.m1, args.odds_ratio, args.simulations, args.seed)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="outcome of a benchmark (prefix), e.g. who_and_when=attribution.joint; default: "
                         "agent accuracy on Who&When, the task's headline (exact vector match) elsewhere")
     report.add_argument("--no-figures", action="store_true", help="write tables only")
+    report.add_argument("--pairwise", action="store_true",
+                        help="also compare every two methods of a configuration with Table 1's paired test, Holm over "
+                        "the pairs, as a matrix (tables/pairwise.md; exploratory; analysis.pairwise)")
     report.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     report.set_defaults(run=_report)
     power = commands.add_parser(
@@ -208,6 +213,19 @@ def main(argv: list[str] | None = None) -> int:
                        help="baseline accuracy, 0.001-0.999 (default: the --benchmark's, else 0.5; without LOG_DIR)")
     power.add_argument("--tau", type=float, default=None,
                        help="between-case SD on the logit scale, 0-20 (default 1; without LOG_DIR)")
+    power.add_argument("--m1", action="store_true",
+                       help="the power of M1's protocol x quartile test instead, by simulation (analysis.power.m1_power): "
+                       "without LOG_DIR at --cases (10-1,000), --epochs as runs per case and protocol (1-20), "
+                       "--baseline-accuracy (0.01-0.99) and --tau, default who_and_when/algorithm_generated's 126 "
+                       "cases and 54%%; with LOG_DIR at the logs' size, after the power table")
+    power.add_argument("--odds-ratio", type=float, default=None,
+                       help="with --m1: the case-level (conditional) interaction odds ratio per quartile step, 0.1-10 "
+                       "(default 1.6)")
+    power.add_argument("--simulations", type=int, default=None,
+                       help="with --m1: simulated data sets, 20-2,000 (default 500, fewer where simulations x cases x "
+                       "runs would pass 500,000)")
+    power.add_argument("--seed", type=int, default=None,
+                       help="with --m1: the simulations' seed (default analysis.significance.SEED)")
     power.set_defaults(run=_power)
     label.add_parsers(commands, data_commands, _loaders)
     sweep.add_parser(commands)
