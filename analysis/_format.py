@@ -67,7 +67,8 @@ def pvalue(p: object) -> str:
 
 
 MAX_WIDTH = 120
-"""No Markdown table line is wider than this: a wider table is split into several."""
+"""No Markdown table line is wider than this: a wider table is split into several (except a table
+asked for whole, ``max_width=None``: the auditing view, AgentForesight's one table)."""
 
 
 def markdown_table(frame: pd.DataFrame, align: Sequence[str] | None = None, keep: int = 1,

@@ -22,6 +22,13 @@ Output layout (all paths relative to DIR)::
     tables/views.md           RAFFLES' step-tolerance and log-length views, per-dimension P/R/F1,
                               AgentForesight's auditing table (analysis.views), each also as CSV:
                               tolerance.csv, log_length.csv, per_dimension.csv, auditing.csv
+    tables/paper_views.md     POIROT's Fig. 4 per persona, Supplementary D per scenario, RAFFLES per
+                              iteration (analysis.paper_views): personas.csv, scenarios.csv,
+                              raffles_iterations.csv
+    tables/configurations.csv every configuration hash with its settings in words (analysis.settings)
+    tables/provenance.csv     per log: task, model, roles, Inspect version, date, wall time, command;
+                              tokens.csv the tokens per method (analysis.provenance)
+    tables/pairwise.{md,csv}  with --pairwise: every two methods compared (analysis.pairwise)
     figures/<name>.{png,pdf}
 
 Outcome: each benchmark's comparisons use one score key (``analysis.outcomes``; ``--metric``),
@@ -29,8 +36,9 @@ named in every table and in the manifest (``outcomes``). Configurations (``analy
 are listed with their contents in the manifest (``configs``).
 
 Determinism: the frames are sorted, numbers have fixed formats, every resampling uses one fixed
-seed (``analysis.significance.SEED``) and nothing written contains a time, so the same logs give byte-identical tables, frames and report.md (the manifest also
-records the command line; no generation time is written anywhere).
+seed (``analysis.significance.SEED``) and the only times written are the logs' own (run dates and
+wall times in the reproducibility block), so the same logs give byte-identical tables, frames and
+report.md (the manifest also records the command line; the report's own making leaves no time).
 
 A directory that holds files but no manifest from an earlier ``blame report`` is refused, so a
 report never overwrites unrelated files; an earlier report's ``frames/``, ``tables/`` and
@@ -63,6 +71,7 @@ from analysis.complexity import add_complexity, complexity_frame
 from analysis.family import confirmatory_family
 from analysis.logdir import LogDirError, read_usable_logs
 from analysis.outcomes import OutcomeError, align_votes, choose_outcomes
+from analysis.paper_views import paper_views_markdown, persona_accuracy, raffles_iterations, scenario_accuracy
 from analysis.power import power_from_samples, power_markdown
 from analysis.provenance import log_provenance, reproducibility_markdown, tokens_per_method
 from analysis.regressions import regressions
@@ -280,6 +289,12 @@ def run_report(
             csv(frame, f"tables/{name}.csv")
         views_md = views_markdown(tolerance, length, dimensions, auditing)
         text(views_md, "tables/views.md")
+        personas, scenarios = persona_accuracy(votes, samples), scenario_accuracy(samples)
+        iterations = raffles_iterations(samples)
+        for frame, name in ((personas, "personas"), (scenarios, "scenarios"), (iterations, "raffles_iterations")):
+            csv(frame, f"tables/{name}.csv")
+        paper_md = paper_views_markdown(personas, scenarios, iterations)
+        text(paper_md, "tables/paper_views.md")
 
         pairwise_md = ""
         if pairwise:
@@ -348,7 +363,7 @@ def run_report(
             "## Confirmatory family\n",
             _family_text(family),
             _demote(t1_md), _demote(t1b_md), _demote(accuracy_md), _demote(agreement_md), _demote(power_md), _demote(q_md), _demote(ww_md),
-            _demote(reg_md), _demote(views_md), *([_demote(pairwise_md)] if pairwise else []),
+            _demote(reg_md), _demote(views_md), _demote(paper_md), *([_demote(pairwise_md)] if pairwise else []),
             "## Figures\n",
             "\n".join(figure_lines) + "\n",
             _demote(reproducibility_md),
