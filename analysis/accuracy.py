@@ -1,6 +1,7 @@
 """Per-method accuracy on every benchmark, with case-level intervals (report section "Accuracy").
 
-Per benchmark, configuration and protocol: accuracy on the benchmark's outcome as the mean over
+Per benchmark, configuration (named by ``analysis._format.config_label``: model, settings in
+words, hash) and protocol: accuracy on the benchmark's outcome as the mean over
 cases of each case's mean over its trials, the cases and trials it rests on, and a 95% seeded case
 bootstrap interval (``analysis.significance.bootstrap_ci``: BCa over the case means, the case the
 unit). One case gives no interval. Label-informed protocols are marked.
@@ -18,28 +19,29 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis._format import DASH, markdown_table, pct
+from analysis._format import DASH, config_label, markdown_table, pct
 from analysis.significance import bootstrap_ci
 
 __all__ = ["ACCURACY_COLUMNS", "accuracy_markdown", "accuracy_table"]
 
-ACCURACY_COLUMNS = ["benchmark", "outcome", "model", "config", "protocol", "label_informed", "accuracy",
+ACCURACY_COLUMNS = ["benchmark", "outcome", "model", "config", "setting", "protocol", "label_informed", "accuracy",
                     "ci_low", "ci_high", "cases", "trials", "abstained", "coverage", "answered_accuracy"]
 
 
 def accuracy_table(samples: pd.DataFrame) -> pd.DataFrame:
     """ACCURACY_COLUMNS, one row per benchmark, configuration and protocol with scored trials."""
     scored = samples[samples["correct"].notna()]
+    scored = scored.assign(setting=scored["setting"].fillna("").astype(str) if "setting" in scored else "")
     rows = []
-    for (benchmark, model, config, protocol), frame in scored.groupby(
-            ["benchmark", "model", "config", "protocol"], sort=True):
+    for (benchmark, model, config, setting, protocol), frame in scored.groupby(
+            ["benchmark", "model", "config", "setting", "protocol"], sort=True):
         means = frame.groupby("case", sort=True)["correct"].mean().to_numpy()
         low, high = bootstrap_ci((means,), np.mean) if len(means) > 1 else (np.nan, np.nan)
         outcome = ", ".join(sorted(set(frame["outcome"].dropna().astype(str)))) if "outcome" in frame else ""
         abstained = frame["abstained"].astype(bool)
         answered = frame.loc[~abstained, "correct"]
         rows.append({"benchmark": benchmark, "outcome": outcome, "model": model, "config": config,
-                     "protocol": protocol, "label_informed": bool(frame["label_informed"].any()),
+                     "setting": setting, "protocol": protocol, "label_informed": bool(frame["label_informed"].any()),
                      "accuracy": float(means.mean()), "ci_low": low, "ci_high": high, "cases": len(means),
                      "trials": len(frame), "abstained": int(abstained.sum()),
                      "coverage": 1 - abstained.sum() / len(frame),
@@ -62,8 +64,8 @@ def accuracy_markdown(table: pd.DataFrame) -> str:
     for benchmark, part in table.groupby("benchmark", sort=True):
         parts.append(f"## {benchmark}\n")
         parts.append(f"Outcome: `{part['outcome'].iloc[0] or DASH}`.\n")
-        for (model, config), g in part.groupby(["model", "config"], sort=True):
-            parts.append(f"### {model} `{config}`\n")
+        for (model, config, setting), g in part.groupby(["model", "config", "setting"], sort=True):
+            parts.append(f"### {config_label(model, config, setting)}\n")
             shown = pd.DataFrame({
                 "method": [p + (" (*label-informed*)" if li else "") for p, li in zip(g["protocol"], g["label_informed"])],
                 "accuracy %": g["accuracy"].map(pct),

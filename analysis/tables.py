@@ -1,40 +1,55 @@
 """The report's tables, as tidy frames (written to CSV) and Markdown.
 
-Every accuracy here is the mean of a per-sample 0/1 score over trials (sample-epochs) that have a
-score: ``correct`` (the task's headline key, e.g. ``vector.exact``) for Table 1 and the quartile
-table, the ``attribution_*`` keys for Who&When. An invalid attribution is a trial scored 0 (the
-scorers' rule); an errored sample (no score) is not a trial.
+Every accuracy here is the mean over cases of each case's mean 0/1 score over its trials
+(sample-epochs) that have a score: ``correct`` (the task's headline key, e.g. ``vector.exact``)
+for Table 1 and the quartile table, the ``attribution_*`` keys for Who&When. An invalid
+attribution is a trial scored 0 (the scorers' rule); an errored sample (no score) is not a trial.
+Every table names a configuration by ``analysis._format.config_label`` (model, settings in words,
+hash); a frame without the ``setting`` column (``analysis.settings``) has no words.
 
-- **Table 1** (:func:`table1`), per benchmark and configuration (``model`` and its ``config``
-  hash, ``analysis.configs``): treatment accuracy P (method ``poirot``), baseline accuracy B
-  (method ``all_at_once``) and the gain ``100 (P - B)`` in points on single-fault cases
+- **Table 1** (:func:`table1`), per benchmark and configuration (``model``, its ``config``
+  hash and ``setting``, ``analysis.configs``): treatment accuracy P (method ``poirot``), baseline
+  accuracy B (method ``all_at_once``) and the gain ``100 (P - B)`` in points on single-fault cases
   (``fault_group == "k=1"``), multi-fault cases (``"k>1"``) and all cases (``overall``, safe
-  controls included), each with its case-level test and 95% case-bootstrap CI
-  (``analysis.significance``: exact sign-flip test when both protocols scored the same cases,
-  else the case permutation test), the cases and trials it rests on, and ``p_holm``: Holm's
-  adjustment over the family of every Table 1 cell with a p-value in one report. Accuracies are
-  means over cases of per-case means. Without treatment or baseline trials the benchmark's
-  comparison is unavailable and a note says so. A treatment whose Attribution is
-  ``label_informed`` (POIROT's ``top_k_from_label``) is flagged: it is not comparable with
-  label-free methods.
+  controls included), each with its case-level test and 95% interval (``analysis.significance``:
+  exact sign-flip test when both protocols scored the same cases, else the case permutation test;
+  a side too small for any p < 0.05 gets no test and the reason in ``dropped``), the cases and
+  trials it rests on, and ``p_holm``: Holm's adjustment over the family of every Table 1 cell with
+  a p-value in one report. Without treatment or baseline trials the benchmark's comparison is
+  unavailable and a note says so. A treatment whose Attribution is ``label_informed`` (POIROT's
+  ``top_k_from_label``) is flagged: it is not comparable with label-free methods.
 - **Accuracy by complexity quartile** (:func:`quartile_accuracy`, :func:`quartile_gains`): per
-  benchmark, model, protocol and quartile, the mean of case means with cases and trials; the
-  relative gain is ``(P - B) / B`` (NaN if B = 0).
-- **Who&When** (:func:`who_and_when_table`): per subset (benchmark ``who_and_when/*``), model and
-  protocol: agent, step and joint accuracy, step within +-k, and the share of valid answers.
+  benchmark, configuration, protocol and quartile, the mean of case means with cases and trials;
+  the relative gain is ``(P - B) / B`` (NaN if B = 0).
+- **Who&When** (:func:`who_and_when_table`): per subset (benchmark ``who_and_when/*``),
+  configuration and protocol: agent, step and joint accuracy, each with a 95% case-bootstrap
+  interval (``analysis.significance.bootstrap_ci``: BCa over the case means, seeded; none for one
+  case), step within +-k and the share of valid answers (point values), and the cost of Who&When's
+  Table 3: input tokens and calls per case (summed over the Attribution's phases, mean of case
+  means). Per subset and configuration also the expected accuracy of a uniform random guess on
+  the cases it scored (:data:`RANDOM_PROTOCOL`, Who&When's Random row): agent ``mean_c 1/A_c``,
+  ``A_c`` the agents a method may name (``n_agents``; ``n_components`` when the system has no
+  agent, as ``solvers.all_at_once.candidate_agents``), step ``mean_c 1/S_c`` (``S_c = n_steps``),
+  joint ``mean_c 1/(A_c S_c)``, step within +-k ``mean_c |{s in 0..S_c-1 : |s - s*_c| <= k}| / S_c``
+  (``s*_c = gold_step``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
-from analysis._format import DASH, markdown_table, number, pct, points, pvalue
-from analysis.significance import MIN_PAIRED_CASES, gain_test
+from analysis._format import DASH, config_label, markdown_table, number, pct, points, pvalue
+from analysis.significance import MIN_PAIRED_CASES, bootstrap_ci, gain_test
 
 __all__ = [
+    "CONFIG_KEYS",
     "GROUPS",
+    "INVERTED",
+    "RANDOM_PROTOCOL",
     "TABLE1_COLUMNS",
     "comparison_pairs",
     "treatment_methods",
@@ -49,16 +64,23 @@ __all__ = [
 ]
 
 GROUPS: tuple[str, ...] = ("k=1", "k>1", "overall")
+INVERTED: tuple[str, ...] = ("inverted sign-flip", "inverted permutation")
+"""Intervals that invert their row's test: p < 0.05 exactly when they exclude 0."""
+
+CONFIG_KEYS: list[str] = ["model", "config", "setting"]
+"""What identifies a configuration in every table (``setting`` only labels it)."""
 
 TABLE1_COLUMNS: list[str] = [
-    "benchmark", "outcome", "model", "config", "treatment", "baseline", "label_informed", "group",
+    "benchmark", "outcome", "model", "config", "setting", "treatment", "baseline", "label_informed", "group",
     "acc_treatment", "acc_baseline", "gain_points", "ci_low", "ci_high", "p_value", "p_holm", "family", "test",
     "interval", "n_cases", "n_treatment", "n_baseline", "dropped",
 ]
 
 
 def _scored(samples: pd.DataFrame) -> pd.DataFrame:
-    return samples[samples["correct"].notna()]
+    """The scored trials, with a ``setting`` column (``""`` where the frame has none)."""
+    scored = samples[samples["correct"].notna()]
+    return scored.assign(setting=scored["setting"].fillna("").astype(str) if "setting" in scored else "")
 
 
 def treatment_methods(samples: pd.DataFrame, treatments: Sequence[str] | None, baseline_method: str) -> list[str]:
@@ -113,7 +135,7 @@ def table1(
             unavailable[str(benchmark)] = reason
             continue
         outcome = _outcome_of(frame)
-        for (model, config), by_config in frame.groupby(["model", "config"], sort=True):
+        for (model, config, setting), by_config in frame.groupby(CONFIG_KEYS, sort=True):
             for treatment, baseline in pairs:
                 t_all = by_config[by_config["protocol"] == treatment]
                 b_all = by_config[by_config["protocol"] == baseline]
@@ -123,7 +145,8 @@ def table1(
                 for group in GROUPS:
                     test = gain_test(_group(t_all, group), _group(b_all, group))
                     rows.append({"benchmark": benchmark, "outcome": outcome, "model": model, "config": config,
-                                 "treatment": treatment, "baseline": baseline, "label_informed": informed,
+                                 "setting": setting, "treatment": treatment, "baseline": baseline,
+                                 "label_informed": informed,
                                  "group": group, "p_holm": float("nan"), "family": "exploratory",
                                  **test.as_dict()})
         if not any(r["benchmark"] == benchmark for r in rows):
@@ -131,19 +154,28 @@ def table1(
     return pd.DataFrame(rows, columns=TABLE1_COLUMNS), unavailable
 
 
+_SIDES = re.compile(r"(\d+ vs \d+ cases)")
+
+
 def _gain_cell(r: Mapping[str, object]) -> str:
-    """Gain [interval]; a paired comparison of fewer than 6 cases bounds nothing and says so."""
+    """Gain [interval]; a comparison that bounds nothing (paired on fewer than 6 cases) or has no
+    test (a side without trials, or too few cases for any p < 0.05: ``T vs B cases`` read from the
+    reason in ``dropped``, which the table's notes give in full) says why instead."""
+    gain = points(r["gain_points"])
     if r["interval"] == "inverted sign-flip" and int(r["n_cases"]) < MIN_PAIRED_CASES:  # type: ignore[arg-type]
-        return f"{points(r['gain_points'])} [none: < {MIN_PAIRED_CASES} cases]"
-    return f"{points(r['gain_points'])} [{points(r['ci_low'])}, {points(r['ci_high'])}]"
+        return f"{gain} [none: < {MIN_PAIRED_CASES} cases]"
+    if not r["test"]:
+        sides = _SIDES.search(str(r["dropped"]))
+        return f"{gain} [none: {sides[1]}, no test]" if sides else f"{gain} [none: a side has no trials here]"
+    return f"{gain} [{points(r['ci_low'])}, {points(r['ci_high'])}]"
 
 
 def _table1_section(part: pd.DataFrame, informed: bool) -> list[str]:
     """Per configuration: the overall comparison of every treatment, then k=1 / k>1 (exploratory)."""
     parts: list[str] = []
     mark = " (*label-informed*)" if informed else ""
-    for (model, config), by_config in part.groupby(["model", "config"], sort=True):
-        parts.append(f"### {model} `{config}`\n")
+    for (model, config, setting), by_config in part.groupby(CONFIG_KEYS, sort=True):
+        parts.append(f"### {config_label(model, config, setting)}\n")
         overall, groups, dropped = [], [], []
         for (treatment, baseline), g in by_config.groupby(["treatment", "baseline"], sort=True):
             by = {r["group"]: r for r in g.to_dict("records")}
@@ -157,23 +189,25 @@ def _table1_section(part: pd.DataFrame, informed: bool) -> list[str]:
             })
             if r["dropped"]:
                 dropped.append(f"- {treatment}: {r['dropped']}")
-            row = {"method": method}
             for group in GROUPS[:2]:
                 c = by.get(group)
-                empty = c is None or (c["n_treatment"] == 0 and c["n_baseline"] == 0)
-                row[f"{group} gain [95% CI]"] = DASH if empty else _gain_cell(c)
-                row[f"{group} p"] = DASH if empty else pvalue(c["p_value"])
-                row[f"{group} cases"] = DASH if empty else str(c["n_cases"])
-            groups.append(row)
+                if c is None or (c["n_treatment"] == 0 and c["n_baseline"] == 0):
+                    continue
+                groups.append({"method": method, "group": group, "P %": pct(c["acc_treatment"]),
+                               "B %": pct(c["acc_baseline"]), "gain [95% CI]": _gain_cell(c),
+                               "p": pvalue(c["p_value"]), "cases": str(c["n_cases"]),
+                               "trials T/B": f"{c['n_treatment']}/{c['n_baseline']}"})
         parts.append(markdown_table(pd.DataFrame(overall), align=["l"] + ["r"] * 7))
         tests = sorted(set(by_config.loc[by_config["group"] == "overall", "test"].astype(str)) - {""})
         intervals = sorted(set(by_config.loc[by_config["group"] == "overall", "interval"].astype(str)) - {""})
         parts.append(f"Test: {', '.join(tests) or DASH}; interval: {', '.join(intervals) or DASH}.\n")
         if dropped:
-            parts.append("Cases one side did not score (left out of the paired comparison, or why it is unpaired):\n\n"
+            parts.append("Cases one side did not score (left out of the paired comparison, or why it is unpaired "
+                         "or has no test):\n\n"
                          + "\n".join(dropped) + "\n")
         parts.append("By fault group (exploratory, no multiplicity adjustment):\n")
-        parts.append(markdown_table(pd.DataFrame(groups), align=["l"] + ["r"] * 6))
+        parts.append(markdown_table(pd.DataFrame(groups), align=["l", "l"] + ["r"] * 6) if groups
+                     else "No single- or multi-fault cases.\n")
     return parts
 
 
@@ -192,16 +226,23 @@ def table1_markdown(table: pd.DataFrame, unavailable: dict[str, str], baseline_m
             parts.append("No label-informed protocol in these logs.\n")
             return "\n".join(parts)
     else:
+        others = sorted(set(table["interval"].astype(str)) - {"", *INVERTED})
         parts = [
             f"# Table 1: every method vs the baseline `{baseline_method}`\n",
             f"P, B = accuracy of the method and of `{baseline_method}` on the benchmark's outcome (%: mean "
             "over cases of each case's mean over its trials); gain = P - B in points with its 95% interval. "
             "p: exact sign-flip test on the per-case differences of the cases both sides scored (exact "
-            "McNemar with one epoch); the interval inverts that test, so p < 0.05 exactly when it excludes "
-            "0. Epochs and seeds are replicates of a case, not evidence. p Holm: Holm-adjusted over the "
+            "McNemar with one epoch); when the sides share fewer than 6 cases, the case permutation test "
+            "(unpaired). The interval inverts the row's test (inverted sign-flip, inverted permutation), so "
+            "p < 0.05 exactly when it excludes 0"
+            + (f"; the {', '.join(others)} interval does not invert its test, so there p and interval may "
+               "disagree" if others else "")
+            + ". [none: ...] = no interval, and why (too few cases to reach p < 0.05, or no test). "
+            "Epochs and seeds are replicates of a case, not evidence. p Holm: Holm-adjusted over the "
             f"confirmatory family of {family_size} tests (listed in the report); other p-values are "
-            "exploratory. cases = cases compared; trials = sample-epochs T/B. A configuration is a model "
-            "with its settings (hash, contents in manifest.json).\n",
+            "exploratory. cases = cases compared; trials = sample-epochs T/B. A configuration is a model, "
+            "its settings in words (what differs from the benchmark's other configurations) and its hash "
+            "(all settings in the legend and manifest.json).\n",
         ]
     benchmarks = sorted(set(part_of["benchmark"]) if label_informed else set(table["benchmark"]) | set(unavailable))
     if not benchmarks:
@@ -224,10 +265,10 @@ def quartile_accuracy(samples: pd.DataFrame) -> pd.DataFrame:
     """Accuracy (mean of case means), case and trial counts per benchmark, configuration, protocol
     and quartile (never pooled over configurations)."""
     scored = _scored(samples).dropna(subset=["quartile"])
-    columns = ["benchmark", "model", "config", "protocol", "quartile", "accuracy", "cases", "n"]
+    columns = ["benchmark", *CONFIG_KEYS, "protocol", "quartile", "accuracy", "cases", "n"]
     if scored.empty:
         return pd.DataFrame(columns=columns)
-    keys = ["benchmark", "model", "config", "protocol", "quartile"]
+    keys = ["benchmark", *CONFIG_KEYS, "protocol", "quartile"]
     per_case = (
         scored.assign(quartile=scored["quartile"].astype(int))
         .groupby([*keys, "case"], sort=True)["correct"].agg(["mean", "size"]).reset_index()
@@ -244,13 +285,13 @@ def quartile_gains(
     samples: pd.DataFrame, treatments: Sequence[str] | None = None, baseline_method: str = "all_at_once"
 ) -> pd.DataFrame:
     """Per benchmark, configuration, protocol pair and quartile: P, B, gain in points, relative gain."""
-    columns = ["benchmark", "model", "config", "treatment", "baseline", "quartile", "acc_treatment", "acc_baseline",
+    columns = ["benchmark", *CONFIG_KEYS, "treatment", "baseline", "quartile", "acc_treatment", "acc_baseline",
                "gain_points", "relative_gain", "cases", "n_treatment", "n_baseline"]
     rows = []
     scored = _scored(samples).dropna(subset=["quartile"])
     for benchmark, frame in scored.groupby("benchmark", sort=True):
         pairs, _ = comparison_pairs(frame, treatment_methods(scored, treatments, baseline_method), baseline_method)
-        for (model, config), by_model in frame.groupby(["model", "config"], sort=True):
+        for (model, config, setting), by_model in frame.groupby(CONFIG_KEYS, sort=True):
             for treatment, baseline in pairs:
                 for q in (1, 2, 3, 4):
                     at_q = by_model[by_model["quartile"].astype(int) == q]
@@ -261,8 +302,8 @@ def quartile_gains(
                     p_acc = _case_mean(at_q[at_q["protocol"] == treatment])
                     b_acc = _case_mean(at_q[at_q["protocol"] == baseline])
                     rows.append({
-                        "benchmark": benchmark, "model": model, "config": config, "treatment": treatment,
-                        "baseline": baseline,
+                        "benchmark": benchmark, "model": model, "config": config, "setting": setting,
+                        "treatment": treatment, "baseline": baseline,
                         "quartile": q, "acc_treatment": p_acc, "acc_baseline": b_acc,
                         "gain_points": 100 * (p_acc - b_acc),
                         "relative_gain": (p_acc - b_acc) / b_acc if b_acc else float("nan"),
@@ -305,8 +346,8 @@ def quartiles_markdown(accuracy: pd.DataFrame, gains: pd.DataFrame, complexity: 
             parts.append("; ".join(ranges) + f". Reasoning tokens per case: {sources}.\n")
         acc = accuracy[accuracy["benchmark"] == benchmark]
         gain = gains[gains["benchmark"] == benchmark]
-        for (model, config), by_config in acc.groupby(["model", "config"], sort=True):
-            parts.append(f"### {model} `{config}`\n")
+        for (model, config, setting), by_config in acc.groupby(CONFIG_KEYS, sort=True):
+            parts.append(f"### {config_label(model, config, setting)}\n")
             rows = []
             for protocol, g in by_config.groupby("protocol", sort=True):
                 by_q = {int(r["quartile"]): r for r in g.to_dict("records")}
@@ -314,7 +355,7 @@ def quartiles_markdown(accuracy: pd.DataFrame, gains: pd.DataFrame, complexity: 
                     f"Q{q}": DASH if q not in by_q else f"{pct(by_q[q]['accuracy'])} ({int(by_q[q]['cases'])}/{int(by_q[q]['n'])})"
                     for q in quarters}})
             parts.append(markdown_table(pd.DataFrame(rows), align=["l", "r", "r", "r", "r"]))
-            mine = gain[(gain["model"] == model) & (gain["config"] == config)]
+            mine = gain[(gain["model"] == model) & (gain["config"] == config) & (gain["setting"] == setting)]
             rows = []
             for (treatment, baseline), g in mine.groupby(["treatment", "baseline"], sort=True):
                 by_q = {int(r["quartile"]): r for r in g.to_dict("records")}
@@ -329,50 +370,160 @@ def quartiles_markdown(accuracy: pd.DataFrame, gains: pd.DataFrame, complexity: 
     return "\n".join(parts)
 
 
+RANDOM_PROTOCOL = "random (uniform, expected)"
+"""The Who&When table's row of a uniform random guess's expected accuracy (not a protocol)."""
+_BOUNDED = ("agent", "step", "joint")
+
+
+def _uniform_random(cases: pd.DataFrame, within: list[str]) -> dict[str, object] | None:
+    """Expected accuracies of a uniform random guess (module docstring) over ``cases`` (one row
+    per case) that give their sizes, or None when none does."""
+    if not {"n_agents", "n_steps"} <= set(cases):
+        return None
+    fallback = cases["n_components"] if "n_components" in cases else np.nan
+    agents = cases["n_agents"].where(cases["n_agents"] > 0, fallback).astype(float)
+    steps = cases["n_steps"].astype(float)
+    known = (agents > 0) & (steps > 0)
+    if not known.any():
+        return None
+    a, n = agents[known].to_numpy(), steps[known].to_numpy()
+    row: dict[str, object] = {"protocol": RANDOM_PROTOCOL, "cases": int(known.sum()), "agent": float(np.mean(1 / a)),
+                              "step": float(np.mean(1 / n)), "joint": float(np.mean(1 / (a * n)))}
+    gold = cases.loc[known, "gold_step"].astype(float).to_numpy() if "gold_step" in cases else np.full(len(n), np.nan)
+    for key in within:
+        k = int(key.rsplit("_", 1)[1])
+        hits = np.minimum(n - 1, gold + k) - np.maximum(0, gold - k) + 1
+        row[key.removeprefix("attribution_")] = float(np.mean(hits / n))
+    return row
+
+
 def who_and_when_table(samples: pd.DataFrame) -> pd.DataFrame:
-    """Per Who&When subset, configuration and protocol: mean of every ``attribution_*`` accuracy key and n."""
+    """Per Who&When subset, configuration and protocol: cases, trials, every ``attribution_*``
+    accuracy as a mean of case means (agent, step and joint with ``_low``/``_high`` 95% bounds),
+    ``input_tokens`` and ``calls`` per case; first in each configuration its
+    :data:`RANDOM_PROTOCOL` row over the cases it scored (0 trials, no interval)."""
     ww = _scored(samples)
     ww = ww[ww["benchmark"].astype(str).str.startswith("who_and_when")]
-    keys = ["attribution_agent", "attribution_step", "attribution_joint"]
-    keys += sorted((c for c in ww.columns if c.startswith("attribution_step_within_")),
-                   key=lambda c: int(c.rsplit("_", 1)[1]))
-    keys += ["attribution_valid"]
-    keys = [k for k in keys if k in ww]
-    columns = ["benchmark", "model", "config", "protocol", "cases", "n"] + [k.removeprefix("attribution_") for k in keys]
-    if ww.empty or not keys:
+    within = sorted((c for c in ww.columns if c.startswith("attribution_step_within_")),
+                    key=lambda c: int(c.rsplit("_", 1)[1]))
+    keys = [k for k in ["attribution_agent", "attribution_step", "attribution_joint", *within, "attribution_valid",
+                        "input_tokens", "calls"] if k in ww]
+    names = [k.removeprefix("attribution_") for k in keys]
+    columns = ["benchmark", *CONFIG_KEYS, "protocol", "cases", "trials"]
+    for name in names:
+        columns += [name, f"{name}_low", f"{name}_high"] if name in _BOUNDED else [name]
+    if ww.empty or "attribution_agent" not in ww:
         return pd.DataFrame(columns=columns)
-    grouped = ww.groupby(["benchmark", "model", "config", "protocol"], sort=True)
-    out = grouped[keys].mean().reset_index()
-    out.insert(4, "cases", grouped["case"].nunique().to_numpy())
-    out.insert(5, "n", grouped.size().to_numpy())
-    out.columns = columns
-    return out
+    rows: list[dict[str, object]] = []
+    for (benchmark, model, config, setting), part in ww.groupby(["benchmark", *CONFIG_KEYS], sort=True):
+        named = {"benchmark": benchmark, "model": model, "config": config, "setting": setting}
+        random = _uniform_random(part.drop_duplicates("case").sort_values("case"), within)
+        if random is not None:
+            rows.append({**named, "trials": 0, **random})
+        for protocol, g in part.groupby("protocol", sort=True):
+            means = g.groupby("case", sort=True)[keys].mean()
+            row = {**named, "protocol": protocol, "cases": len(means), "trials": len(g)}
+            for key, name in zip(keys, names):
+                m = means[key].dropna().to_numpy(dtype=float)
+                row[name] = float(m.mean()) if len(m) else np.nan
+                if name in _BOUNDED:
+                    row[f"{name}_low"], row[f"{name}_high"] = bootstrap_ci((m,), np.mean) if len(m) > 1 else (
+                        np.nan, np.nan)
+            rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _bounded(r: Mapping[str, object], name: str) -> str:
+    low, high = r[f"{name}_low"], r[f"{name}_high"]
+    return pct(r[name]) if low != low else f"{pct(r[name])} [{pct(low)}, {pct(high)}]"
+
+
+def _ww_rows(part: pd.DataFrame, cost: bool) -> pd.DataFrame:
+    """The shown rows of one configuration: accuracies, or (``cost``) Table 3's accuracies and cost."""
+    within = [c for c in part.columns if c.startswith("step_within_")]
+    rows = []
+    for r in part.to_dict("records"):
+        random = r["protocol"] == RANDOM_PROTOCOL
+        if random and cost:
+            continue
+        row = {"protocol": f"*{RANDOM_PROTOCOL}*" if random else r["protocol"], "cases": str(int(r["cases"]))}
+        if cost:
+            row |= {"agent %": pct(r["agent"]), "step %": pct(r["step"]),
+                    "input tokens / case": DASH if r["input_tokens"] != r["input_tokens"] else (
+                        f"{number(r['input_tokens'] / 1000, 1)}k"),
+                    "calls / case": number(r.get("calls"), 1)}
+        else:
+            row["trials"] = DASH if random else str(int(r["trials"]))
+            row |= {f"{name} % [95% CI]": _bounded(r, name) for name in _BOUNDED if name in r}
+            row |= {f"step ±{c.rsplit('_', 1)[1]} %": pct(r[c]) for c in within}
+            if "valid" in r:
+                row["valid %"] = pct(r["valid"])
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def who_and_when_markdown(table: pd.DataFrame) -> str:
+    """The Who&When accuracy table per subset and configuration, then Who&When's Table 3 (cost)."""
     parts = [
         "# Who&When accuracy per model and method\n",
-        "Exact agent, step and joint (agent and step) accuracy, step within +-k, and the share of "
-        "valid answers, % of trials (sample-epochs; n), over the cases shown; steps are 0-based. Who&When's original "
-        "substring rule (`ww_*`) is in the sample frame, not here: it is not an accuracy.\n",
+        "Exact agent, step and joint (agent and step) accuracy, step within +-k, and the share of valid "
+        "answers, % over the cases shown: the mean over cases of each case's mean over its trials (cases; "
+        "trials = sample-epochs). Agent, step and joint carry a 95% case-bootstrap interval (BCa over the "
+        "case means, 9,999 resamples, seeded; none for one case); the others are point values. Steps are "
+        f"0-based. *{RANDOM_PROTOCOL}*: what guessing uniformly at random would score on the configuration's "
+        "cases (no trials, no interval): agent among the agents a method may name (mean of 1/agents), step "
+        "among the log's steps (mean of 1/steps), joint both (mean of 1/(agents x steps)). Who&When's Random "
+        "row (Table 1, its AG step and HC agent cells swapped in print) counts every distinct speaker label "
+        "as a candidate agent, the terminal, the human and each `Orchestrator (...)` variant included: on "
+        "all cases 29.10 agent / 12.00 step (Algorithm-Generated), 19.06 / 4.16 (Hand-Crafted). Who&When's "
+        "original substring rule (`ww_*`) is in the sample frame, not here: it is not an accuracy.\n",
     ]
     if table.empty:
         parts.append("No Who&When trials in these logs.\n")
         return "\n".join(parts)
-    shown = table.copy()
-    for column in shown.columns[6:]:
-        shown[column] = shown[column].map(pct)
-    shown["n"] = shown["n"].astype(int).astype(str)
-    shown["cases"] = shown["cases"].astype(int).astype(str)
-    shown.insert(1, "configuration", [f"{m} `{c}`" for m, c in zip(shown.pop("model"), shown.pop("config"))])
-    for benchmark, part in shown.groupby("benchmark", sort=True):
+    configurations = table.groupby(["benchmark", *CONFIG_KEYS], sort=True)
+    for benchmark in sorted(set(table["benchmark"])):
         parts.append(f"## {benchmark}\n")
-        part = part.drop(columns="benchmark")
-        parts.append(markdown_table(part, align=["l", "l"] + ["r"] * (len(part.columns) - 2), keep=2))
+        for (b, model, config, setting), part in configurations:
+            if b == benchmark:
+                shown = _ww_rows(part, cost=False)
+                parts += [f"### {config_label(model, config, setting)}\n",
+                          markdown_table(shown, align=["l"] + ["r"] * (len(shown.columns) - 1))]
+    if "input_tokens" not in table:
+        return "\n".join(parts)
+    parts += [
+        "## Table 3: cost per method\n",
+        "Who&When's Table 3: agent and step accuracy (%, as above) beside the mean input tokens per case "
+        "(k = thousands: the provider's count summed over the method's phases, mean over cases of each "
+        "case's mean over its trials) and the model calls per case. The paper's Table 3 is Hand-Crafted "
+        "only and averages each cell over its two reference-answer settings (with and without); here each "
+        "setting is its own configuration.\n",
+    ]
+    for (benchmark, model, config, setting), part in configurations:
+        parts += [f"### {benchmark}: {config_label(model, config, setting)}\n",
+                  markdown_table(_ww_rows(part, cost=True), align=["l"] + ["r"] * 5)]
     return "\n".join(parts)
 
 
-def regressions_markdown(table: pd.DataFrame, se: str, family_size: int = 0) -> str:
+_CONFIG_TERM = re.compile(r"^config\[(?P<model>.+) (?P<config>[^ \]]+)\]$")
+
+
+def _term_label(term: str, scope: str, settings: Mapping[tuple[str, str], str]) -> str:
+    """A configuration fixed effect ``config[<model> <hash>]`` named by ``config_label``; the pooled
+    scope gives the words of every benchmark the configuration ran."""
+    match = _CONFIG_TERM.match(term)
+    if match is None:
+        return term
+    words = settings.get((scope.split(" [", 1)[0], match["config"]))
+    if words is None:
+        words = "; ".join(sorted({w for (_, c), w in settings.items() if c == match["config"] and w}))
+    return f"config[{config_label(match['model'], match['config'], words)}]"
+
+
+def regressions_markdown(table: pd.DataFrame, se: str, family_size: int = 0,
+                         settings: Mapping[tuple[str, str], str] | None = None) -> str:
+    """The regression tables; ``settings`` (``analysis.settings.setting_lookup``) names each
+    configuration fixed effect in words."""
     parts = [
         "# Logistic regressions of correctness\n",
         "M1: correct ~ protocol + quartile + protocol x quartile (quartile as an ordinal score 1-4); "
@@ -404,7 +555,7 @@ def regressions_markdown(table: pd.DataFrame, se: str, family_size: int = 0) -> 
             continue
         too_few = str(first["se_type"]).startswith("too few cases")
         shown = pd.DataFrame({
-            "term": g["term"],
+            "term": [_term_label(t, str(scope), settings or {}) for t in g["term"]],
             "OR": g["odds_ratio"].map(lambda x: number(x, 3)),
             "95% CI": ["too few cases" if too_few else f"{number(lo, 3)}-{number(hi, 3)}"
                        for lo, hi in zip(g["ci_low"], g["ci_high"])],

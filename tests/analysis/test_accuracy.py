@@ -56,3 +56,13 @@ def test_the_sample_frame_reads_abstentions_from_the_log(tmp_path: Path) -> None
     assert samples["abstained"].dtype == bool and len(samples) == 2
     assert samples["abstained"].tolist() == (samples["pred_agent"].isna() & ~samples["invalid"]).tolist()
     assert samples["abstained"].any()
+
+
+def test_a_configuration_is_named_by_its_settings() -> None:
+    """The section of a configuration is ``config_label``: model, settings in words, hash; a frame
+    without the ``setting`` column (older logs read by older code) has no words."""
+    rows = [("all_at_once", "a", 1.0, False), ("all_at_once", "b", 0.0, False)]
+    worded = accuracy_table(frame(rows).assign(setting="judge=openai/gpt-4o"))
+    assert worded["setting"].tolist() == ["judge=openai/gpt-4o"]
+    assert "### m · judge=openai/gpt-4o `c`\n" in accuracy_markdown(worded)
+    assert "### m `c`\n" in accuracy_markdown(accuracy_table(frame(rows)))

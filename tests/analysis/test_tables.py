@@ -14,27 +14,28 @@ P (overall) = mean(1, 1, 1, 0) = 75.0, B = mean(1/2, 1, 0, 0) = 37.5, gain +37.5
 protocols scored cases a-d: the per-case differences are (1/2, 0, 1, 0), in units of 1/2 (a ran
 two epochs) (1, 0, 2, 0), S = 3; of the 4 sign patterns of (1, 2) two reach |S| >= 3: p = 0.5.
 k=1: P = 100, B = mean(1/2, 1) = 75 -> +25.0, d = (1/2, 0) -> p = 1. k>1: P = 50, B = 0 -> +50.0, p = 1.
-Model m2 ran POIROT on a and b only and the baseline on a, b and c: the case sets differ, so the
-case permutation test: case means (1, 1) vs (0, 1, 0), |D| = 2/3; of the 10 relabellings, 3 give
-POIROT two of the three 1s (|D| = 2/3) and 1 gives it the two 0s (|D| = 1): p = 4/10.
+Model m2 ran POIROT on a and b only and the baseline on a, b and c: the case sets differ and share
+2 < 6 cases, so unpaired: P = 100, B = mean(0, 1, 0) = 33.3, gain +66.7; but 2 vs 3 cases allow only
+C(5, 2) = 10 relabellings, and no p can fall below 1/10: no test, the reason in ``dropped``.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from analysis.family import confirmatory_family
 from analysis.tables import (
+    INVERTED,
     quartile_accuracy,
     quartile_gains,
     quartiles_markdown,
+    regressions_markdown,
     table1,
     table1_markdown,
-    who_and_when_markdown,
-    who_and_when_table,
 )
 
 CASES = {"a": ("k=1", 1), "b": ("k=1", 2), "c": ("k>1", 3), "d": ("k>1", 4)}
@@ -76,12 +77,16 @@ def test_table1_values_by_hand(frame: pd.DataFrame) -> None:
     assert m.loc["k=1", "p_value"] == pytest.approx(1.0)
     assert m.loc["k>1", ["acc_treatment", "acc_baseline", "gain_points"]].tolist() == [0.5, 0.0, 50.0]
     m2 = table[table["model"] == "m2"].set_index("group")
-    assert m2.loc["overall", "test"] == "permutation"
-    assert m2.loc["overall", "p_value"] == pytest.approx(0.4)
+    assert m2.loc["overall", "test"] == "" and math.isnan(m2.loc["overall", "p_value"])
+    assert m2.loc["overall", "gain_points"] == pytest.approx(200 / 3)
     assert m2.loc["k>1", "n_treatment"] == 0 and math.isnan(m2.loc["k>1", "gain_points"])
     assert unavailable == {"who_and_when/hand_crafted": "no trials of the treatment method(s) 'poirot' "
                                                          "(protocols present: all_at_once)"}
-    assert m2.loc["overall", "dropped"] == "2 shared case(s), fewer than 6: unpaired"
+    assert m2.loc["overall", "dropped"] == M2_NO_TEST
+
+
+M2_NO_TEST = ("2 shared case(s), fewer than 6: unpaired; 2 vs 3 cases: 10 relabellings, no p below 0.05 "
+              "possible: no test")
 
 
 def _regressions_stub() -> pd.DataFrame:
@@ -92,17 +97,17 @@ def _regressions_stub() -> pd.DataFrame:
 
 
 def test_confirmatory_family_is_the_named_treatments_overall_and_m1_interaction(frame: pd.DataFrame) -> None:
-    """Family: m's and m2's overall Table 1 p (0.5, 0.4) and CORTEX's M1 interaction (0.01); Holm:
-    sorted (0.01, 0.4, 0.5) -> (0.03, 0.8, 0.5 -> 0.8). The k=1/k>1 cells, M1's quartile main
-    effect and the pooled fit are exploratory."""
+    """Family: m's overall Table 1 p (0.5; m2 has no test) and CORTEX's M1 interaction (0.01); Holm:
+    sorted (0.01, 0.5) -> (0.02, 0.5). The k=1/k>1 cells, M1's quartile main effect and the pooled
+    fit are exploratory."""
     table, _ = table1(frame)
     t1, reg, members = confirmatory_family(table, _regressions_stub(), frame, ["poirot"])
-    assert len(members) == 3
+    assert len(members) == 2
     confirmatory = t1[t1["family"] == "confirmatory"]
-    assert set(confirmatory["group"]) == {"overall"} and confirmatory["p_holm"].tolist() == pytest.approx([0.8, 0.8])
+    assert set(confirmatory["group"]) == {"overall"} and confirmatory["p_holm"].tolist() == pytest.approx([0.5])
     assert reg["family"].tolist() == ["confirmatory", "exploratory", "exploratory"]
-    assert reg["p_holm"].iloc[0] == pytest.approx(0.03)
-    assert "confirmatory family of 3 tests" in table1_markdown(t1, {}, "all_at_once", len(members))
+    assert reg["p_holm"].iloc[0] == pytest.approx(0.02)
+    assert "confirmatory family of 2 tests" in table1_markdown(t1, {}, "all_at_once", len(members))
 
 
 def test_table1_markdown_by_hand(frame: pd.DataFrame) -> None:
@@ -112,9 +117,14 @@ def test_table1_markdown_by_hand(frame: pd.DataFrame) -> None:
     assert "Outcome: `" in text and "### m `cfg0001`" in text
     row = next(line for line in text.splitlines() if line.startswith("| poirot |") and "5/5" in line)
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1:3] == ["75.0", "37.5"] and cells[3].startswith("+37.5 [") and cells[4:] == ["0.5", "0.8", "4", "5/5"]
-    assert "| poirot | +25.0 [none: < 6 cases] | 1 | 2 | +50.0 [none: < 6 cases] | 1 | 2 |" in text
-    assert "- poirot: 2 shared case(s), fewer than 6: unpaired" in text
+    assert cells[1:3] == ["75.0", "37.5"] and cells[3].startswith("+37.5 [") and cells[4:] == ["0.5", "0.5", "4", "5/5"]
+    # by fault group, P and B beside the gain: k=1 P = 100, B = mean(1/2, 1) = 75; k>1 P = 50, B = 0
+    assert "| poirot | k=1 | 100.0 | 75.0 | +25.0 [none: < 6 cases] | 1 | 2 | 3/3 |" in text
+    assert "| poirot | k>1 | 50.0 | 0.0 | +50.0 [none: < 6 cases] | 1 | 2 | 2/2 |" in text
+    # m2 ran no POIROT trial on a k>1 case: no test, and the row says so
+    assert "| poirot | k>1 | – | 0.0 | – [none: a side has no trials here] | – | 1 | 0/1 |" in text
+    assert "| poirot | 100.0 | 33.3 | +66.7 [none: 2 vs 3 cases, no test] | – | exploratory | 3 | 2/3 |" in text
+    assert f"- poirot: {M2_NO_TEST}" in text  # the reason in full, below the table
     assert "## who_and_when/hand_crafted\n\nComparison unavailable: no trials of the treatment" in text
     assert all(len(line) <= 120 for line in text.splitlines() if line.startswith("|"))
 
@@ -157,19 +167,64 @@ def test_quartile_accuracy_and_relative_gain_by_hand(frame: pd.DataFrame) -> Non
     assert "| all_at_once | 50.0 (1/2) | 100.0 (1/1) | 0.0 (1/1) | 0.0 (1/1) |" in text
 
 
-def test_who_and_when_table_by_hand() -> None:
+def test_every_table_names_a_configuration_by_its_settings(frame: pd.DataFrame) -> None:
+    """Table 1, the quartiles and the regressions' configuration terms name a configuration by
+    ``config_label``: model, settings in words, hash."""
+    frame = frame[frame["model"] == "m"].assign(setting="with reference answer")
+    table, unavailable = table1(frame)
+    assert "### m · with reference answer `cfg0001`" in table1_markdown(table, unavailable, "all_at_once")
+    text = quartiles_markdown(quartile_accuracy(frame), quartile_gains(frame), frame.iloc[:0].assign(complexity=[]), [])
+    assert "### m · with reference answer `cfg0001`" in text
+    reg = pd.DataFrame({"scope": "blame/cortex", "spec": "M1 protocol x quartile", "outcome": "vector.exact",
+                        "n": 10, "n_cases": 4, "se_type": "model", "note": "",
+                        "term": ["config[m cfg0001]", "config[m2 cfg0002]", "quartile"], "odds_ratio": 1.5,
+                        "ci_low": 1.0, "ci_high": 2.0, "p_value": 0.5, "p_holm": math.nan, "family": "exploratory"})
+    text = regressions_markdown(reg, "model", 0, {("blame/cortex", "cfg0001"): "T=0.7",
+                                                  ("blame/cortex", "cfg0002"): ""})
+    assert "| config[m · T=0.7 `cfg0001`] |" in text and "| config[m2 `cfg0002`] |" in text and "| quartile |" in text
+
+
+def test_a_row_without_a_test_prints_its_reason(frame: pd.DataFrame) -> None:
+    """An unpaired comparison too small for any p < 0.05 comes back with no test, p NaN and the
+    reason in ``dropped`` (analysis.significance): the gain cell says why, never NaN brackets."""
+    table, unavailable = table1(frame[frame["model"] == "m"])
+    no_test = {"test": "", "interval": "", "p_value": math.nan, "ci_low": math.nan, "ci_high": math.nan,
+               "dropped": "1 vs 5 cases, no test"}
+    table.loc[table["group"] == "overall", list(no_test)] = list(no_test.values())
+    text = table1_markdown(table, unavailable, "all_at_once")
+    assert "| poirot | 75.0 | 37.5 | +37.5 [none: 1 vs 5 cases, no test] | – | exploratory | 4 | 5/5 |" in text
+    assert "nan" not in text.lower()
+
+
+def _trial(model: str, method: str, case: str, epoch: int, correct: float) -> dict:
+    return {"benchmark": "blame/cortex", "model": model, "protocol": method, "method": method, "case": case,
+            "epoch": epoch, "config": "cfg0001", "fault_group": "k=1", "quartile": 1, "correct": correct,
+            "label_informed": False}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_p_below_005_exactly_when_an_inverted_interval_excludes_0(seed: int) -> None:
+    """The header's rule on seeded random data sets of both kinds Table 1 meets (even models:
+    paired, 6-12 cases, 1-3 epochs; odd models: the treatment shares only 2-5 of the baseline's
+    cases): every row whose interval inverts its test has p < 0.05 exactly when the interval
+    excludes 0, and the header names any other interval as not inverting its test."""
+    rng = np.random.default_rng(seed)
     rows = []
-    for i, (agent, step, joint, valid) in enumerate([(1, 1, 1, 1), (1, 0, 0, 1), (0, 0, 0, 0), (1, 1, 1, 1)]):
-        rows.append({"benchmark": "who_and_when/hand_crafted", "model": "m", "config": "c", "protocol": "all_at_once",
-                     "case": f"hc_{i}", "epoch": 1, "correct": joint, "attribution_agent": agent,
-                     "attribution_step": step, "attribution_joint": joint, "attribution_step_within_1": step,
-                     "attribution_valid": valid})
-    rows.append({**rows[0], "benchmark": "blame/cortex"})
-    table = who_and_when_table(pd.DataFrame(rows))
-    assert table.to_dict("records") == [{
-        "benchmark": "who_and_when/hand_crafted", "model": "m", "config": "c", "protocol": "all_at_once", "cases": 4, "n": 4,
-        "agent": 0.75, "step": 0.5, "joint": 0.5, "step_within_1": 0.5, "valid": 0.75,
-    }]
-    text = who_and_when_markdown(table)
-    assert "## who_and_when/hand_crafted\n\n| configuration | protocol |" in text
-    assert "| m `c` | all_at_once | 4 | 4 | 75.0 | 50.0 | 50.0 | 50.0 | 75.0 |" in text
+    for j in range(8):
+        model, n, epochs, shared = f"m{j}", int(rng.integers(6, 13)), int(rng.integers(1, 4)), int(rng.integers(2, 6))
+        t_rate, b_rate = rng.uniform(0.1, 0.9, 2)
+        treated = [f"c{i}" for i in range(n)] if j % 2 == 0 else [f"c{i}" for i in range(shared)] + [
+            f"t{i}" for i in range(shared, n)]
+        for epoch in range(1, epochs + 1):
+            rows += [_trial(model, "all_at_once", f"c{i}", epoch, float(rng.random() < b_rate)) for i in range(n)]
+            rows += [_trial(model, "poirot", case, epoch, float(rng.random() < t_rate)) for case in treated]
+    table, unavailable = table1(pd.DataFrame(rows))
+    overall = table[table["group"] == "overall"]
+    inverted = overall[overall["interval"].isin(INVERTED)]
+    assert len(inverted) >= 4
+    excludes = (inverted["ci_low"] > 0) | (inverted["ci_high"] < 0)
+    assert ((inverted["p_value"] < 0.05) == excludes).all()
+    others = sorted(set(overall["interval"]) - {"", *INVERTED})
+    header = table1_markdown(table, unavailable, "all_at_once").split("\n## ")[0]
+    assert ("does not invert its test" in header) == bool(others)
+    assert not others or f"the {', '.join(others)} interval does not invert its test" in header
