@@ -75,7 +75,7 @@ from analysis.paper_views import paper_views_markdown, persona_accuracy, raffles
 from analysis.power import power_from_samples, power_markdown
 from analysis.provenance import log_provenance, reproducibility_markdown, tokens_per_method
 from analysis.regressions import regressions
-from analysis.settings import config_legend
+from analysis.settings import config_legend, setting_lookup
 from analysis.significance import SEED
 from analysis.tables import (
     quartile_accuracy,
@@ -274,7 +274,7 @@ def run_report(
         text(ww_md, "tables/who_and_when.md")
 
         csv(reg, "tables/regressions.csv")
-        reg_md = regressions_markdown(reg, se, len(family))
+        reg_md = regressions_markdown(reg, se, len(family), setting_lookup(samples))
         text(reg_md, "tables/regressions.md")
 
         power = power_from_samples(samples, baseline)
