@@ -1,11 +1,14 @@
 """A minimal OpenAI-compatible chat server for tests (stdlib only, loopback, ephemeral port).
 
-It stands in for a vLLM server so that Inspect's real ``vllm/<name>`` provider can be driven over
-HTTP (``VLLM_BASE_URL=<base_url>``) without a GPU or a model:
+It stands in for a vLLM server, or for OpenAI's API, so that Inspect's real ``vllm/<name>`` or
+``openai/<name>`` provider can be driven over HTTP (``VLLM_BASE_URL=<base_url>``, or
+``OPENAI_BASE_URL=<base_url>``) without a GPU or a model:
 
-- ``GET /v1/models`` lists one model, ``test-model``, with ``max_model_len`` 32768 (the provider
-  reads its context window from there).
-- ``POST /v1/chat/completions`` answers a ``chat.completion``. With
+- ``GET /v1/models`` lists the models of ``serve(models=...)`` (default one, ``test-model``), each
+  with ``max_model_len`` 32768 (the vllm provider reads its context window from there);
+  ``GET /v1/models/<id>`` describes any model id (OpenAI's retrieve route).
+- ``POST /v1/chat/completions`` answers a ``chat.completion`` for any model name (``gpt-4o``
+  included), echoing the requested name. With
   ``response_format: {"type": "json_schema"}`` the content is a document valid against the sent
   schema (``providers.schema_sampler.sample_from_schema``, policy ``random``, keyed by the request's
   messages and schema, so identical requests get identical answers); otherwise a short sentence.
@@ -29,7 +32,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -51,6 +54,7 @@ class FakeServer:
     """What :func:`serve` yields: where to connect, and what was received."""
 
     base_url: str
+    models: tuple[str, ...] = (MODEL_ID,)
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -118,6 +122,11 @@ def _overflow_error(body: dict[str, Any]) -> dict[str, Any]:
     return {"error": {"message": message, "type": "BadRequestError", "param": None, "code": 400}}
 
 
+def _model(model_id: str) -> dict[str, Any]:
+    return {"id": model_id, "object": "model", "created": 0, "owned_by": "fake", "root": model_id, "parent": None,
+            "max_model_len": MAX_MODEL_LEN}
+
+
 def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, like uvicorn; every reply has a Content-Length
@@ -135,10 +144,11 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             server.record("GET", self.path, dict(self.headers), None)
-            if self.path.rstrip("/") == "/v1/models":
-                model = {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "fake",
-                         "root": MODEL_ID, "parent": None, "max_model_len": MAX_MODEL_LEN}
-                self._send(200, {"object": "list", "data": [model]})
+            path = self.path.rstrip("/")
+            if path == "/v1/models":
+                self._send(200, {"object": "list", "data": [_model(m) for m in server.models]})
+            elif path.startswith("/v1/models/"):
+                self._send(200, _model(path.removeprefix("/v1/models/")))
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "NotFoundError", "code": 404}})
 
@@ -168,9 +178,10 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def serve() -> Iterator[FakeServer]:
-    """Run the server on 127.0.0.1 (free port) in a background thread for the block's duration."""
-    fake = FakeServer(base_url="")
+def serve(models: Sequence[str] = (MODEL_ID,)) -> Iterator[FakeServer]:
+    """Run the server on 127.0.0.1 (free port) in a background thread for the block's duration;
+    ``/v1/models`` lists ``models``."""
+    fake = FakeServer(base_url="", models=tuple(models))
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
     httpd.daemon_threads = True
     fake.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"

@@ -1,0 +1,300 @@
+"""Published numbers beside ours (analysis.published): the data file, its strict loader, matching
+a configuration to a cell, and our value, difference and interval, on hand-built frames."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.published import (
+    BENCHMARKS, CONTEXT, FIELDS, PUBLISHED_FILE, PublishedDataError, load_published, model_key, reproduction_markdown,
+    reproduction_summary, reproduction_table,
+)
+from analysis.significance import gain_test
+
+HEADER = ",".join(FIELDS)
+HC, CX = "who_and_when/hand_crafted", "blame/cortex"
+
+
+def write(tmp_path: Path, *rows: str, header: str = HEADER, aliases: str | None = None) -> tuple[Path, Path]:
+    cells = tmp_path / "cells.csv"
+    cells.write_text("# a comment line\n" + header + "\n" + "".join(r + "\n" for r in rows), encoding="utf-8")
+    alias = tmp_path / "aliases.csv"
+    alias.write_text(aliases if aliases is not None else "# aliases\nmodel,aliases\ngpt-4o,GPT-4o; gpt-4o-2024-08-06\n"
+                     "gpt-oss-120b,GPT-oss 120B; openai/gpt-oss-120b\n", encoding="utf-8")
+    return cells, alias
+
+
+def cell(id: str = "c1", benchmark: str = HC, method: str = "all_at_once", model: str = "GPT-4o",
+         setting: str = "with_reference_answer=true", group: str = "overall", metric: str = "agent",
+         value: str = "55.17", n: str = "58", recipes: str = "who-and-when", caveat: str = "A caveat.") -> str:
+    """One line of the cells file (a Who&When Table 1 cell unless told otherwise)."""
+    return ",".join([id, "Who&When", "2505.00212", "Table 1", f"label {id}", benchmark, method, model, setting, group,
+                     metric, value, n, recipes, caveat])
+
+
+def trial(model: str, config: str, case: str, epoch: int, method: str = "all_at_once", benchmark: str = HC,
+          task_args: dict | None = None, solver_args: dict | None = None, **scores: float) -> dict:
+    args = {"subset": "hand_crafted", "with_reference_answer": True} if task_args is None else task_args
+    return {"benchmark": benchmark, "case": case, "epoch": epoch, "model": model, "config": config,
+            "config_contents": json.dumps({"model": model, "task_args": args}), "setting": "",
+            "method": method, "protocol": method, "solver_args": json.dumps(solver_args or {}), "settings": "{}",
+            "fault_group": scores.pop("fault_group", "k=1"), "n_errors": scores.pop("n_errors", 1), **scores}
+
+
+def frame(*rows: dict) -> pd.DataFrame:
+    return pd.DataFrame(list(rows))
+
+
+# --------------------------------------------------------------------------------------------
+# the data file
+
+
+def test_every_published_cell_parses_and_names_what_exists() -> None:
+    """Each cell's benchmark, method, metric, setting keys and recipes are names the suite knows
+    (derived from the registry, the scorers, the task and solver signatures and the sweep)."""
+    from blame.blame_cases import SYSTEMS
+    from blame.who_and_when import SUBSETS
+    from blame_bench.sweep import RECIPE_NAMES
+    from scorers.attribution import value_keys
+    from solvers import SOLVERS
+    from tasks.aftraj import aftraj
+    from tasks.blame_cortex import blame_cortex
+    from tasks.blame_trading import blame_trading
+    from tasks.who_and_when import who_and_when
+
+    cells = load_published()
+    assert len(cells) > 100
+    assert {f"who_and_when/{s}" for s in SUBSETS} | {f"blame/{s}" for s in SYSTEMS} | {"who_and_when", "aftraj"} == set(BENCHMARKS)
+    columns = {f"attribution_{k}" for k in value_keys()} | {"vector_exact", "input_tokens"}  # vector: key exact
+    from analysis.published import AUDITING, COLUMN_OF, _column
+    from analysis.views import AUDIT_METRICS
+
+    tasks = {"who_and_when": who_and_when, "blame/cortex": blame_cortex, "blame/trading": blame_trading, "aftraj": aftraj}
+    for c in cells:
+        assert not c.method or c.method in SOLVERS, c.id
+        assert set(c.recipes) <= set(RECIPE_NAMES), c.id
+        if not c.metric.startswith("other:") and c.metric not in AUDITING and c.metric != "persona_gap":
+            assert _column(c.metric) in columns, (c.id, c.metric)
+        assert set(AUDITING) <= set(AUDIT_METRICS)
+        task = tasks[c.benchmark.split("/")[0] if c.benchmark.startswith("who_and_when") else c.benchmark]
+        for scope, key, _ in c.setting:
+            target = task if scope == "-T" else SOLVERS[c.method]
+            assert key in inspect.signature(target).parameters, (c.id, scope, key)
+    assert set(COLUMN_OF) >= {"agent", "step", "joint", "exact"}
+    keys = [(c.paper, c.where, c.label, c.model) for c in cells]
+    assert len(keys) == len(set(keys)), "two cells print the same"
+
+
+def test_who_and_when_table1_is_complete_and_the_random_row_is_flagged() -> None:
+    """Table 1: 3 methods x 4 settings x 2 metrics for GPT-4o, plus the printed Random row whose two
+    swapped cells carry the corrected uniform values."""
+    cells = {c.id: c for c in load_published()}
+    table1 = [c for c in cells.values() if c.paper == "Who&When" and c.where == "Table 1" and c.method]
+    assert len(table1) == 24 and {c.model for c in table1} == {"GPT-4o"}
+    assert cells["ww-t1-aao-hc-gt-agent"].value == 55.17 and cells["ww-t1-aao-hc-gt-agent"].n == 58
+    assert cells["ww-t1-aao-hc-gt-step"].n == 57  # 5.26 = 3/57
+    assert cells["ww-t1-random-ag-step"].value == 19.06 and "12.00" in cells["ww-t1-random-ag-step"].caveat
+    assert cells["ww-t1-random-hc-agent"].value == 12.00 and "19.06" in cells["ww-t1-random-hc-agent"].caveat
+    assert cells["a2p-ag-step"].n == 118 and cells["a2p-ag-step"].setting == (("-T", "with_reference_answer", "true"),)
+    assert all(c.setting == () for c in cells.values() if c.where == "Table 3")  # both settings averaged
+
+
+# --------------------------------------------------------------------------------------------
+# the loader's errors
+
+
+@pytest.mark.parametrize("row, field, problem", [
+    (cell(value="abc"), "value", "'abc' is not a number"),
+    (cell(method="oracle"), "method", "'oracle' is not a solvers.SOLVERS name"),
+    (cell(benchmark="who_and_when/all"), "benchmark", "'who_and_when/all' is not one of"),
+    (cell(metric="accuracy"), "metric", "unknown metric 'accuracy'"),
+    (cell(metric="gain", method="all_at_once"), "metric", "a gain needs a method other than the baseline"),
+    (cell(metric="far", group="k=1"), "metric", "far is computed over all cases only"),
+    (cell(setting="with_reference_answer"), "setting", "'with_reference_answer' is not key=value"),
+    (cell(group="k>=2"), "group", "'k>=2' is not overall"),
+    (cell(n="0"), "n", "'0' is not a positive whole number"),
+    (cell(id="Bad Id"), "id", "'Bad Id' is not lower-case"),
+    (cell() + ",extra", "fields", "16 fields, expected 15"),
+])
+def test_a_bad_field_is_one_line_naming_file_line_and_field(tmp_path: Path, row: str, field: str, problem: str) -> None:
+    cells, aliases = write(tmp_path, cell(id="ok"), row)
+    with pytest.raises(PublishedDataError) as error:
+        load_published(cells, aliases)
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith(f"{cells} line 4: field '{field}': ")
+    assert problem in message
+
+
+def test_loader_refuses_a_wrong_header_a_duplicate_id_and_an_alias_of_two_models(tmp_path: Path) -> None:
+    cells, aliases = write(tmp_path, cell(), header="id,paper")
+    with pytest.raises(PublishedDataError, match=rf"^{cells}: field 'header': expected the header line 'id,paper,arxiv,"):
+        load_published(cells, aliases)
+    cells, aliases = write(tmp_path, cell(), cell())
+    with pytest.raises(PublishedDataError, match=r"line 4: field 'id': 'c1' is already the id of another cell"):
+        load_published(cells, aliases)
+    with pytest.raises(PublishedDataError, match=r"missing.csv: field 'file': cannot be read"):
+        load_published(tmp_path / "missing.csv", aliases)
+    cells, aliases = write(tmp_path, cell(), aliases="model,aliases\na,b\nc,B\n")
+    with pytest.raises(PublishedDataError, match=r"aliases.csv line 3: field 'aliases': 'b' is already a name"):
+        load_published(cells, aliases)
+
+
+# --------------------------------------------------------------------------------------------
+# matching and our values
+
+
+def test_model_key_drops_the_provider_prefix_and_case() -> None:
+    assert model_key("openai/gpt-4o") == "gpt-4o"
+    assert model_key("vllm/meta-llama/Llama-3.3-70B-Instruct") == "meta-llama/llama-3.3-70b-instruct"
+    assert model_key("openai-api/deepseek/deepseek-reasoner") == "deepseek-reasoner"
+    assert model_key("GPT-4o") == "gpt-4o"
+
+
+@pytest.fixture
+def ww_frame() -> pd.DataFrame:
+    """Config A (alias, upper case, prefix; with the answer): case means 1, 0.5, 0, 1 -> 62.5;
+    B (gpt-4o without the answer): 0.5; C (offline/random with the answer)."""
+    rows = [trial("openai/GPT-4O-2024-08-06", "aaaa0001", c, e, attribution_agent=v)
+            for c, e, v in [("a", 1, 1.0), ("a", 2, 1.0), ("b", 1, 1.0), ("b", 2, 0.0), ("c", 1, 0.0), ("d", 1, 1.0)]]
+    rows += [trial("openai/gpt-4o", "bbbb0002", c, 1, task_args={"subset": "hand_crafted", "with_reference_answer": False},
+                   attribution_agent=v) for c, v in [("a", 1.0), ("b", 0.0)]]
+    rows += [trial("offline/random", "cccc0003", c, 1, attribution_agent=0.5) for c in "ab"]
+    return frame(*rows)
+
+
+def test_matching_by_alias_prefix_case_and_setting_subset(tmp_path: Path, ww_frame: pd.DataFrame) -> None:
+    """Hand-computed: A's mean of case means is 62.5, difference 62.5 - 55.17 = 7.33; the setting
+    with_reference_answer=true excludes B; offline/random is another model; an empty setting
+    matches A and B; a cell naming no model matches every model."""
+    cells, aliases = write(
+        tmp_path, cell("gt"), cell("claude", model="Claude Sonnet 4"), cell("ag", benchmark="who_and_when/algorithm_generated"),
+        cell("any", setting=""), cell("anymodel", model=""), cell("random", method=""), cell("other", metric="other:odds ratio"))
+    table = reproduction_table(ww_frame, cells=load_published(cells, aliases)).set_index(["cell", "config"])
+    a = table.loc[("gt", "aaaa0001")]
+    assert a["matched"] == "yes" and a["ours"] == pytest.approx(62.5) and a["difference"] == pytest.approx(7.33)
+    assert (a["n_cases"], a["n_trials"]) == (4, 6)
+    assert table.loc["gt"].index.tolist() == ["aaaa0001"]
+    claude = table.loc[("claude", "")]
+    assert claude["matched"] == CONTEXT["other_model"]
+    assert claude["our_model"] == "offline/random, openai/GPT-4O-2024-08-06" and np.isnan(claude["ours"])
+    assert table.loc[("ag", "")]["matched"] == CONTEXT["not_run"]
+    assert table.loc["any"].index.tolist() == ["aaaa0001", "bbbb0002"]
+    assert table.loc[("any", "bbbb0002")]["ours"] == pytest.approx(50.0)
+    assert table.loc["anymodel"].index.tolist() == ["cccc0003", "aaaa0001"]  # sorted by model
+    assert set(table.loc["anymodel"]["matched"]) == {"yes (the source names no model)"}
+    assert table.loc[("random", "")]["matched"] == CONTEXT["no_method"]
+    assert table.loc[("other", "")]["matched"] == CONTEXT["not_computed"]
+
+
+def test_inside_and_the_summary_line(tmp_path: Path) -> None:
+    """Every case mean 0.5: the bootstrap interval is the point [50, 50]; 50 is inside, 55.17 outside;
+    the summary line reads as the report prints it."""
+    rows = frame(*[trial("openai/gpt-4o", "aaaa0001", c, e, attribution_agent=float(e == 1)) for c in "abc" for e in (1, 2)])
+    cells, aliases = write(tmp_path, cell("out"), cell("in", value="50.00"), cell("ag", benchmark="who_and_when/algorithm_generated"))
+    table = reproduction_table(rows, cells=load_published(cells, aliases))
+    assert table.set_index("cell")["inside"].to_dict() == {"out": False, "in": True, "ag": None}
+    summary = reproduction_summary(table, "who-and-when").splitlines()
+    assert "- Who&When Table 1: label out (GPT-4o): published 55.17 (n 58) · ours 50.0 [50.0, 50.0] on openai/gpt-4o "\
+           "`aaaa0001`, difference -5.2, outside" in summary
+    assert ("- Who&When Table 1: label ag (GPT-4o): published 55.17 (n 58) · not reproduced here (no all_at_once run "
+            "on who_and_when/algorithm_generated under with_reference_answer=true)") in summary
+    assert reproduction_summary(table, "raffles") == ""
+    markdown = reproduction_markdown(table)
+    assert "On openai/gpt-4o `aaaa0001`, Table 1:" in markdown
+    assert "| label out | 55.17 (n 58) | 50.0 [50.0, 50.0] | -5.2 | outside | 3/6 |" in markdown
+    assert ("- Table 1: label ag (GPT-4o): 55.17 (n 58); no all_at_once run on who_and_when/algorithm_generated under "
+            "with_reference_answer=true") in markdown
+
+
+def test_step_of_valid_divides_by_the_valid_answers(tmp_path: Path) -> None:
+    """A2P's denominator: 3 valid answers, 2 right -> 66.7 (over every answer it would be 50.0)."""
+    rows = frame(*[trial("openai/gpt-4o", "aaaa0001", c, 1, method="a2p", attribution_step=s, attribution_valid=v)
+                   for c, s, v in [("a", 1.0, 1.0), ("b", 1.0, 1.0), ("c", 0.0, 1.0), ("d", 0.0, 0.0)]])
+    cells, aliases = write(tmp_path, cell("a2p", method="a2p", model="", metric="step_of_valid", value="29.31"))
+    published = load_published(cells, aliases)
+    [row] = reproduction_table(rows, cells=published).to_dict("records")
+    assert row["ours"] == pytest.approx(200 / 3) and (row["n_cases"], row["n_trials"]) == (3, 3)
+    [row] = reproduction_table(rows.assign(attribution_valid=0.0), cells=published).to_dict("records")
+    assert row["matched"] == CONTEXT["no_scores"] and row["config"] == "aaaa0001"  # a match with nothing to score
+
+
+def test_gain_is_the_paired_test_of_the_method_against_all_at_once(tmp_path: Path) -> None:
+    """P right on 5 of 6 cases, B on 2: gain 100 (5/6 - 2/6) = 50.0 points, interval from gain_test;
+    k>1 keeps the cases c, d: P 1, 0 and B 0, 0 -> +50.0; -S preset=paper leaves out the default POIROT."""
+    p, b = [1, 1, 1, 0, 1, 1], [0, 1, 0, 0, 1, 0]
+    groups = ["k=1", "k=1", "k>1", "k>1", "k=1", "k=1"]
+    rows = []
+    for i, case in enumerate("abcdef"):
+        common = dict(benchmark=CX, task_args={}, fault_group=groups[i])
+        rows.append(trial("vllm/openai/gpt-oss-120b", "dddd0004", case, 1, "poirot", solver_args={"preset": "paper"},
+                          vector_exact=float(p[i]), **common))
+        rows.append(trial("vllm/openai/gpt-oss-120b", "dddd0004", case, 1, "all_at_once", vector_exact=float(b[i]), **common))
+    samples = frame(*rows)
+    cells, aliases = write(tmp_path, cell("g", benchmark=CX, method="poirot", model="GPT-oss 120B", setting="-S preset=paper",
+                                          metric="gain", value="-1.3", n="150", recipes="poirot-table1"),
+                           cell("gk", benchmark=CX, method="poirot", model="GPT-oss 120B", setting="-S preset=paper",
+                                group="k>1", metric="gain", value="-3.0", recipes="poirot-table1"),
+                           cell("g20", benchmark=CX, method="poirot", model="GPT-oss 120B", setting="-S preset=default",
+                                metric="gain", value="6.7", recipes="poirot-table1"))
+    table = reproduction_table(samples, cells=load_published(cells, aliases)).set_index("cell")
+    expected = gain_test(pd.DataFrame({"case": list("abcdef"), "epoch": 1, "correct": p}),
+                         pd.DataFrame({"case": list("abcdef"), "epoch": 1, "correct": b}))
+    g = table.loc["g"]
+    assert g["ours"] == pytest.approx(50.0) and g["difference"] == pytest.approx(51.3)
+    assert (g["low"], g["high"]) == pytest.approx((expected.ci_low, expected.ci_high))
+    assert g["protocol"] == "poirot vs all_at_once" and g["n_cases"] == 6
+    assert table.loc["gk", "ours"] == pytest.approx(50.0) and table.loc["gk", "n_cases"] == 2
+    assert table.loc["g20", "matched"] == CONTEXT["not_run"]
+
+
+def test_persona_gap_is_the_aggregate_minus_the_best_persona(tmp_path: Path) -> None:
+    """Votes on 3 cases: persona A right on 1, B on 2, the aggregate on 3: 100 (1 - 2/3) = 33.3."""
+    samples = frame(*[trial("google/gemini-2.5-pro", "eeee0005", c, 1, "poirot", benchmark=CX, task_args={},
+                            vector_exact=1.0) for c in "abc"])
+    votes = pd.DataFrame([{"benchmark": CX, "case": c, "epoch": 1, "model": "google/gemini-2.5-pro", "config": "eeee0005",
+                           "method": "poirot", "protocol": "poirot", "voter": voter, "correct": v, "aggregate_correct": 1.0}
+                          for c, a, bb in [("a", 1.0, 1.0), ("b", 0.0, 1.0), ("c", 0.0, 0.0)]
+                          for voter, v in (("A", a), ("B", bb))])
+    cells, aliases = write(tmp_path, cell("gap", benchmark=CX, method="poirot", model="gemini-2.5-pro", setting="",
+                                          metric="persona_gap", value="16.4"),
+                           aliases="model,aliases\ngemini-2.5-pro,Gemini 2.5 Pro\n")
+    published = load_published(cells, aliases)
+    [row] = reproduction_table(samples, votes, cells=published).to_dict("records")
+    assert row["ours"] == pytest.approx(100 / 3) and row["difference"] == pytest.approx(100 / 3 - 16.4)
+    assert row["low"] <= row["ours"] <= row["high"] and row["n_cases"] == 3
+    [row] = reproduction_table(samples, None, cells=published).to_dict("records")
+    assert row["matched"] == CONTEXT["no_votes"]
+
+
+def test_auditing_metric_reads_the_auditing_table(tmp_path: Path) -> None:
+    """Two unsafe trials, one exact alarm (tp) and one miss (fn): Exact-F1 2/(2+1) = 66.7 in %;
+    the family benchmark who_and_when pools both subsets of one run."""
+    from scorers.auditing import VALUE_KEYS
+
+    def audit(case: str, benchmark: str, **counts: float) -> dict:
+        values = {f"auditing_{k}": float(counts.get(k, 0.0)) for k in VALUE_KEYS}
+        return trial("openai/gpt-4o", "ffff0006", case, 1, "online_auditor", benchmark=benchmark,
+                     task_args={"subset": "all"}, fault_group="k=1", **values)
+
+    samples = frame(audit("1", HC, unsafe=1, alarm=1, tp=1), audit("1", "who_and_when/algorithm_generated", unsafe=1, fn=1))
+    cells, aliases = write(tmp_path, cell("f1", benchmark="who_and_when", method="online_auditor", setting="",
+                                          metric="exact_f1", value="50.0"))
+    [row] = reproduction_table(samples, cells=load_published(cells, aliases)).to_dict("records")
+    assert row["ours"] == pytest.approx(200 / 3) and row["n_cases"] == 2 and row["unit"] == "%"
+
+
+def test_the_real_file_on_an_empty_frame_is_all_context() -> None:
+    empty = pd.DataFrame(columns=["benchmark", "case", "epoch", "model", "config", "config_contents", "method",
+                                  "protocol", "solver_args", "settings"])
+    table = reproduction_table(empty)
+    assert len(table) == len(load_published(PUBLISHED_FILE))
+    assert not table["matched"].str.startswith("yes").any()
+    assert reproduction_summary(table, None) == ""
+    assert reproduction_summary(table, "poirot-table1").count("\n- ") >= 20

@@ -1,0 +1,64 @@
+"""A paper's model name end to end: ``inspect eval`` (the real CLI, in a subprocess) with Inspect's
+``openai/gpt-4o`` provider talks over loopback to the fake OpenAI-compatible server of
+``tests/fake_openai_server.py``; the published Who&When cells of GPT-4o on Hand-Crafted with the
+reference answer are then filled from that log, and the others stay context."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ holds the fake server
+from fake_openai_server import serve
+
+from analysis.frames import read_logs
+from analysis.published import CONTEXT, reproduction_markdown, reproduction_summary, reproduction_table
+
+REPO = Path(__file__).resolve().parents[2]
+INSPECT = str(Path(sys.executable).parent / "inspect")
+LIMIT = 3
+
+
+@pytest.mark.e2e
+def test_gpt_4o_cells_are_filled_from_a_run_on_the_fake_openai_server(tmp_path: Path) -> None:
+    """The T1 all-at-once HC w/ GT agent and step cells match openai/gpt-4o with ours = the mean of
+    the log's own per-sample scores and difference = ours - published; AG cells are context."""
+    with serve(models=("gpt-4o",)) as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test"}
+        command = [INSPECT, "eval", "tasks/who_and_when.py", "-T", "subset=hand_crafted", "-T", "with_reference_answer=true",
+                   "-T", "solver=all_at_once", "--model", "openai/gpt-4o", "--limit", str(LIMIT),
+                   "--log-dir", str(tmp_path), "--display", "none"]
+        result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert {body["model"] for body in server.chat_requests()} == {"gpt-4o"}
+
+    [info] = list_eval_logs(str(tmp_path))
+    log = read_eval_log(info)
+    assert log.status == "success" and len(log.samples or []) == LIMIT
+    by_hand = {key: 100 * sum(s.scores["attribution"].value[key] for s in log.samples) / LIMIT for key in ("agent", "step")}
+
+    logs = read_logs(tmp_path, progress=None, warn=lambda message: None)
+    table = reproduction_table(logs.samples, logs.votes).set_index("cell")
+    for metric in ("agent", "step"):
+        row = table.loc[f"ww-t1-aao-hc-gt-{metric}"]
+        assert row["matched"] == "yes" and row["our_model"] == "openai/gpt-4o"
+        assert row["ours"] == pytest.approx(by_hand[metric])
+        assert row["difference"] == pytest.approx(by_hand[metric] - row["published"])
+        assert row["low"] <= row["ours"] <= row["high"] and (row["n_cases"], row["n_trials"]) == (LIMIT, LIMIT)
+    for cell in ("ww-t1-aao-ag-gt-agent", "ww-t1-aao-hc-nogt-agent", "ww-t1-sbs-hc-gt-agent"):
+        assert table.loc[cell, "matched"] == CONTEXT["not_run"]
+    assert table.loc["ww-t4-o1-aao-hc-agent", "matched"] == CONTEXT["other_model"]
+    assert table.loc["ww-t2-aao-hc-within3", "matched"] == "yes"  # Table 2 averages both settings: any matches
+
+    summary = reproduction_summary(table.reset_index(), "who-and-when")
+    agent = table.loc["ww-t1-aao-hc-gt-agent"]
+    assert (f"- Who&When Table 1: All-at-once, HC w/ GT, agent (GPT-4o): published 55.17 (n 58) · ours "
+            f"{agent['ours']:.1f} [") in summary
+    assert f"on openai/gpt-4o `{agent['config']}`, difference " in summary
+    assert "- Who&When Table 1: All-at-once, AG w/ GT, agent (GPT-4o): published 54.33 · not reproduced here" in summary
+    assert f"On openai/gpt-4o `{agent['config']}`, Table 1:" in reproduction_markdown(table.reset_index())
