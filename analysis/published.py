@@ -34,7 +34,9 @@ Our value, per matching configuration, with its 95% interval (cases are the unit
 - auditing metrics: ``views.auditing_table`` (its value and pair-bootstrap interval);
 - ``persona_gap``: the aggregate's accuracy minus the best single persona's (the votes frame:
   each persona's mean over cases of its case-mean vote accuracy, the aggregate's of
-  ``aggregate_correct``), with the seeded BCa bootstrap over cases of the whole difference.
+  ``aggregate_correct``; minus the best ``gap_points`` of ``paper_views.persona_accuracy``), with
+  the seeded BCa bootstrap over cases of the whole difference (the best persona chosen anew in
+  each resample).
 
 Percentages are printed in %, gains and gaps in points, ASS in steps, tokens as counts;
 ``difference = ours - published`` in that unit and ``inside`` says whether the published value
@@ -388,7 +390,7 @@ def _persona_gap(cell: Cell, trials: pd.DataFrame, votes: pd.DataFrame | None) -
         return {"matched": CONTEXT["no_votes"]}
     part = _benchmark_rows(votes, cell.benchmark)
     part = part[(part["model"] == first["model"]) & (part["config"] == first["config"])
-                & (part["protocol"] == first["protocol"])].dropna(subset=["correct"])
+                & (part["protocol"] == first["protocol"])].dropna(subset=["correct", "aggregate_correct"])
     if part.empty:
         return {"matched": CONTEXT["no_votes"]}
     part = part.assign(_case=part["benchmark"].astype(str) + "/" + part["case"].astype(str))

@@ -15,6 +15,7 @@ from analysis.published import (
     BENCHMARKS, CONTEXT, FIELDS, PUBLISHED_FILE, PublishedDataError, load_published, model_key, reproduction_markdown,
     reproduction_summary, reproduction_table,
 )
+from analysis.paper_views import persona_accuracy
 from analysis.significance import gain_test
 
 HEADER = ",".join(FIELDS)
@@ -269,6 +270,8 @@ def test_persona_gap_is_the_aggregate_minus_the_best_persona(tmp_path: Path) -> 
     [row] = reproduction_table(samples, votes, cells=published).to_dict("records")
     assert row["ours"] == pytest.approx(100 / 3) and row["difference"] == pytest.approx(100 / 3 - 16.4)
     assert row["low"] <= row["ours"] <= row["high"] and row["n_cases"] == 3
+    personas = persona_accuracy(votes)
+    assert row["ours"] == pytest.approx(-personas.loc[personas["best"], "gap_points"].item())  # Fig. 4's view agrees
     [row] = reproduction_table(samples, None, cells=published).to_dict("records")
     assert row["matched"] == CONTEXT["no_votes"]
 
