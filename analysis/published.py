@@ -527,7 +527,7 @@ def reproduction_markdown(table: pd.DataFrame) -> str:
     table per matching configuration (the cells it reproduces, in the paper's order), then the
     cells no configuration matches, as context with the reason, then every cell's caveat."""
     lines = [
-        "## Published numbers beside ours", "",
+        "# Published numbers beside ours", "",
         "Each published cell (`analysis/data/published.csv`) beside our value on every configuration that "
         "matches it: the model after the provider prefix (or an alias), the benchmark, the method and the "
         "setting. Ours is the mean over cases of case means with its 95% case-bootstrap interval (gains: "
@@ -539,7 +539,7 @@ def reproduction_markdown(table: pd.DataFrame) -> str:
         return "\n".join([*lines, "No published cells.", ""])
     for _, part in table.groupby("paper", sort=False):
         first = part.iloc[0]
-        lines += [f"### {first['source'].removesuffix(', ' + first['where'])}", ""]
+        lines += [f"## {first['source'].removesuffix(', ' + first['where'])}", ""]
         matched = part[part.apply(_yes, axis=1)]
         heads = matched.apply(lambda r: f"On {_on(r)}, {r['where']}:", axis=1) if len(matched) else []
         for head, rows in matched.groupby(heads, sort=False):
@@ -593,6 +593,6 @@ def reproduction_summary(table: pd.DataFrame, recipe: str | None) -> str:
         return ""
     lines = [_summary_line(part) for _, part in chosen.groupby("cell", sort=False)]
     scope = f"of the recipe {recipe}" if recipe is not None else "these logs ran"
-    return "\n".join(["## Reproduction summary", "",
+    return "\n".join(["# Reproduction summary", "",
                       f"The published cells {scope}, beside ours (details: \"Published numbers beside ours\").", "",
                       *lines, ""])

@@ -25,6 +25,8 @@ Output layout (all paths relative to DIR)::
     tables/paper_views.md     POIROT's Fig. 4 per persona, Supplementary D per scenario, RAFFLES per
                               iteration (analysis.paper_views): personas.csv, scenarios.csv,
                               raffles_iterations.csv
+    tables/published.{md,csv} the seed papers' published cells beside ours (analysis.published); the
+                              reproduction summary at the top of report.md lists the recipe's cells
     tables/configurations.csv every configuration hash with its settings in words (analysis.settings)
     tables/provenance.csv     per log: task, model, roles, Inspect version, date, wall time, command;
                               tokens.csv the tokens per method (analysis.provenance)
@@ -72,6 +74,7 @@ from analysis.family import confirmatory_family
 from analysis.logdir import LogDirError, read_usable_logs
 from analysis.outcomes import OutcomeError, align_votes, choose_outcomes
 from analysis.paper_views import paper_views_markdown, persona_accuracy, raffles_iterations, scenario_accuracy
+from analysis.published import reproduction_markdown, reproduction_summary, reproduction_table
 from analysis.power import power_from_samples, power_markdown
 from analysis.provenance import log_provenance, reproducibility_markdown, tokens_per_method
 from analysis.regressions import regressions
@@ -282,6 +285,12 @@ def run_report(
         power_md = power_markdown(power)
         text(power_md, "tables/power.md")
 
+        published = reproduction_table(samples, votes)
+        csv(published, "tables/published.csv")
+        published_md = reproduction_markdown(published)
+        text(published_md, "tables/published.md")
+        reproduction = reproduction_summary(published, recipe)
+
         tolerance, length = step_tolerance(samples), log_length(samples)
         dimensions, auditing = per_dimension_table(samples), auditing_table(samples)
         for frame, name in ((tolerance, "tolerance"), (length, "log_length"), (dimensions, "per_dimension"),
@@ -352,6 +361,8 @@ def run_report(
             + " Outcomes: " + (", ".join(f"{b} `{o or '–'}`" for b, o in sorted(outcomes.items())) or "none") + "."
             + " Provenance (hashes, versions, command) is in manifest.json.\n",
         ]
+        if reproduction:
+            summary.append(_demote(reproduction))
         if notes:
             summary.append("Notes:\n\n" + "\n".join(f"- {n}" for n in notes) + "\n")
         body = "\n".join([
@@ -363,7 +374,8 @@ def run_report(
             "## Confirmatory family\n",
             _family_text(family),
             _demote(t1_md), _demote(t1b_md), _demote(accuracy_md), _demote(agreement_md), _demote(power_md), _demote(q_md), _demote(ww_md),
-            _demote(reg_md), _demote(views_md), _demote(paper_md), *([_demote(pairwise_md)] if pairwise else []),
+            _demote(reg_md), _demote(views_md), _demote(paper_md),
+            _demote(published_md), *([_demote(pairwise_md)] if pairwise else []),
             "## Figures\n",
             "\n".join(figure_lines) + "\n",
             _demote(reproducibility_md),
