@@ -1,9 +1,7 @@
 """Published numbers beside ours: the seed papers' cells, matched to the configurations of the logs.
 
-The cells live in ``analysis/data/published.csv`` (its header comment defines every field and
-value) and the model names that are one model in ``analysis/data/model_aliases.csv``;
-:func:`load_published` reads both strictly (a bad line is one :class:`PublishedDataError` naming
-the file, the line and the field).
+The cells and their strict loader are :mod:`analysis.published_cells` (``analysis/data/published.csv``
+and ``model_aliases.csv``).
 
 Matching (:func:`reproduction_table`)
 -------------------------------------
@@ -32,6 +30,11 @@ Our value, per matching configuration, with its 95% interval (cases are the unit
 - ``gain``: ``significance.gain_test`` of the method against ``all_at_once`` on exact match (its
   gain and interval), one row per baseline protocol;
 - auditing metrics: ``views.auditing_table`` (its value and pair-bootstrap interval);
+- ``m1_odds_ratio``: M1's protocol x quartile odds ratio against ``all_at_once`` with its CI,
+  fitted by ``analysis.regressions`` on the cell's benchmark and setting (every model pooled, as
+  POIROT pooled four); a population-averaged odds ratio (docs/statistics.md);
+- ``relative_gain_qK``: ``tables.quartile_gains``' relative gain (P - B) / B in % in quartile K
+  (descriptive: no interval, so ``inside`` is not assessed);
 - ``persona_gap``: the aggregate's accuracy minus the best single persona's (the votes frame:
   each persona's mean over cases of its case-mean vote accuracy, the aggregate's of
   ``aggregate_correct``; minus the best ``gap_points`` of ``paper_views.persona_accuracy``), with
@@ -46,42 +49,21 @@ lies in our interval. A cell no configuration matches is one context row saying 
 
 from __future__ import annotations
 
-import csv
 import json
-import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from analysis._format import DASH, config_label, markdown_table, number, points
+from analysis.published_cells import (
+    AUDITING, BASELINE, COLUMN_OF, FAMILIES, M1_ODDS_RATIO, QUARTILE_GAIN, WITHIN, Cell, load_published,
+)
 from analysis.significance import bootstrap_ci, case_means, gain_test
-from blame.errors import DataFormatError
 
-__all__ = [
-    "ALIASES_FILE", "BENCHMARKS", "COLUMNS", "COLUMN_OF", "CONTEXT", "PUBLISHED_FILE", "Cell", "PublishedDataError",
-    "load_published", "model_key", "reproduction_markdown", "reproduction_summary", "reproduction_table",
-]
+__all__ = ["COLUMNS", "CONTEXT", "reproduction_markdown", "reproduction_summary", "reproduction_table"]
 
-DATA = Path(__file__).resolve().parent / "data"
-PUBLISHED_FILE = DATA / "published.csv"
-ALIASES_FILE = DATA / "model_aliases.csv"
-FIELDS = ("id", "paper", "arxiv", "where", "label", "benchmark", "method", "model", "setting", "group", "metric",
-          "value", "n", "recipes", "caveat")
-BENCHMARKS: tuple[str, ...] = ("who_and_when/algorithm_generated", "who_and_when/hand_crafted", "blame/cortex",
-                               "blame/trading", "who_and_when", "aftraj")
-"""The benchmarks a cell may name: the sample frame's, or a family pooled over its subsets."""
-FAMILIES = frozenset({"who_and_when", "aftraj"})
-COLUMN_OF: dict[str, str] = {
-    "agent": "attribution_agent", "step": "attribution_step", "joint": "attribution_joint", "exact": "vector_exact",
-    "step_of_valid": "attribution_step", "input_tokens": "input_tokens", "gain": "vector_exact",
-}
-"""The sample frame column behind each metric (``step_within_K``: ``attribution_step_within_K``)."""
-AUDITING = ("exact_f1", "precision", "recall", "ass", "far", "step_acc", "agent_acc")
-BASELINE = "all_at_once"
 CONTEXT = {
     "not_run": "context: not run here", "other_model": "context: other model",
     "not_computed": "context: not computed here", "no_method": "context: no method of this suite",
@@ -94,179 +76,6 @@ COLUMNS: list[str] = [
     "published", "printed", "n_published", "matched", "our_model", "config", "setting_words", "protocol", "ours",
     "low", "high", "difference", "inside", "n_cases", "n_trials", "recipes", "caveat",
 ]
-
-_ID = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
-_ARXIV = re.compile(r"\d{4}\.\d{4,5}(v\d+)?\Z")
-_ITEM = re.compile(r"(-S )?([A-Za-z_][A-Za-z0-9_]*)=(\S+)\Z")
-_GROUP = re.compile(r"(overall|k=1|k>1|faults=[1-9][0-9]*)\Z")
-_WITHIN = re.compile(r"step_within_([0-9]+)\Z")
-
-
-class PublishedDataError(DataFormatError):
-    """A line of the published-cells or alias file is malformed (names the file, line and field)."""
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One published number (the fields of ``published.csv``; ``names``: the model and its aliases,
-    lower case, empty when the source names no model; ``setting``: (scope, key, value) with scope
-    ``-T`` or ``-S``)."""
-
-    id: str
-    paper: str
-    arxiv: str
-    where: str
-    label: str
-    benchmark: str
-    method: str
-    model: str
-    setting: tuple[tuple[str, str, str], ...]
-    setting_text: str
-    group: str
-    metric: str
-    value: float
-    printed: str
-    n: int | None
-    recipes: tuple[str, ...]
-    caveat: str
-    names: frozenset[str]
-
-    @property
-    def source(self) -> str:
-        return f"{self.paper} (arXiv {self.arxiv}), {self.where}" if self.arxiv else f"{self.paper}, {self.where}"
-
-    def matches(self, model: str) -> bool:
-        """Whether an eval's model is this cell's (module docstring); every model when none is named."""
-        return not self.names or model_key(model) in self.names
-
-
-def model_key(model: str) -> str:
-    """The model name after the provider prefix, lower case (module docstring)."""
-    parts = str(model).split("/")
-    drop = 2 if parts[0] == "openai-api" and len(parts) > 2 else 1 if len(parts) > 1 else 0
-    return "/".join(parts[drop:]).lower()
-
-
-def _lines(path: Path) -> Iterable[tuple[int, list[str]]]:
-    """(line number, fields) of every line that is not blank or a ``#`` comment."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise PublishedDataError(path, "file", f"cannot be read ({error.strerror or error})") from error
-    for number_, line in enumerate(text.splitlines(), start=1):
-        if line.strip() and not line.startswith("#"):
-            yield number_, next(csv.reader([line]))
-
-
-def _aliases(path: Path) -> dict[str, frozenset[str]]:
-    """Every name (lower case) -> the names of its model."""
-    rows = list(_lines(path))
-    if not rows or rows[0][1] != ["model", "aliases"]:
-        raise PublishedDataError(path, "header", "expected the header line 'model,aliases'")
-    groups: dict[str, frozenset[str]] = {}
-    for line, fields in rows[1:]:
-        where = f"{path} line {line}"
-        if len(fields) != 2 or not fields[0].strip():
-            raise PublishedDataError(where, "model", "expected 'model,alias; alias; ...' with a model name")
-        names = frozenset(n.strip().lower() for n in [fields[0], *fields[1].split(";")] if n.strip())
-        for name in sorted(names):
-            if name in groups:
-                raise PublishedDataError(where, "aliases", f"{name!r} is already a name of another model")
-            groups[name] = names
-    return groups
-
-
-def _setting(text: str) -> tuple[tuple[str, str, str], ...]:
-    items = [item.strip() for item in text.split(";") if item.strip()] if text else []
-    parsed = []
-    for item in items:
-        found = _ITEM.match(item)
-        if not found:
-            raise ValueError(f"{item!r} is not key=value or -S key=value")
-        parsed.append(("-S" if found.group(1) else "-T", found.group(2), found.group(3).lower()))
-    return tuple(parsed)
-
-
-def _check_metric(metric: str, group: str, method: str) -> str | None:
-    """Why a metric cannot be computed as written, or None."""
-    if metric.startswith("other:"):
-        return None if metric[6:].strip() else "other: needs words saying what the number is"
-    if metric not in COLUMN_OF and metric not in AUDITING and metric != "persona_gap" and not _WITHIN.match(metric):
-        return (f"unknown metric {metric!r} (one of {', '.join(sorted([*COLUMN_OF, *AUDITING, 'persona_gap']))}, "
-                "step_within_K, other:WORDS)")
-    if (metric in AUDITING or metric == "persona_gap") and group != "overall":
-        return f"{metric} is computed over all cases only (group overall)"
-    if metric == "gain" and method in ("", BASELINE):
-        return f"a gain needs a method other than the baseline {BASELINE}"
-    return None
-
-
-def _cell(fields: dict[str, str], aliases: dict[str, frozenset[str]]) -> Cell:
-    """One row as a Cell; ValueError (field, problem) on the first bad field."""
-    from solvers import SOLVERS
-
-    if not _ID.match(fields["id"]):
-        raise ValueError("id", f"{fields['id']!r} is not lower-case letters, digits and '-'")
-    for field in (f for f in ("paper", "where", "label") if not fields[f].strip()):
-        raise ValueError(field, "is empty")
-    if fields["arxiv"] and not _ARXIV.match(fields["arxiv"]):
-        raise ValueError("arxiv", f"{fields['arxiv']!r} is not an arXiv id such as 2505.00212")
-    if fields["benchmark"] not in BENCHMARKS:
-        raise ValueError("benchmark", f"{fields['benchmark']!r} is not one of {', '.join(BENCHMARKS)}")
-    if fields["method"] and fields["method"] not in SOLVERS:
-        raise ValueError("method", f"{fields['method']!r} is not a solvers.SOLVERS name ({', '.join(sorted(SOLVERS))}) or ''")
-    try:
-        setting = _setting(fields["setting"])
-    except ValueError as error:
-        raise ValueError("setting", str(error)) from None
-    if not _GROUP.match(fields["group"]):
-        raise ValueError("group", f"{fields['group']!r} is not overall, k=1, k>1 or faults=N")
-    if problem := _check_metric(fields["metric"], fields["group"], fields["method"]):
-        raise ValueError("metric", problem)
-    try:
-        value = float(fields["value"])
-    except ValueError:
-        raise ValueError("value", f"{fields['value']!r} is not a number") from None
-    if not np.isfinite(value):
-        raise ValueError("value", f"{fields['value']!r} is not finite")
-    if fields["n"] and not (fields["n"].isdigit() and int(fields["n"]) > 0):
-        raise ValueError("n", f"{fields['n']!r} is not a positive whole number or ''")
-    recipes = tuple(r.strip() for r in fields["recipes"].split(";") if r.strip())
-    for recipe in (r for r in recipes if not _ID.match(r)):
-        raise ValueError("recipes", f"{recipe!r} is not a recipe name")
-    model = fields["model"].strip()
-    names = aliases.get(model.lower(), frozenset({model.lower()})) if model else frozenset()
-    return Cell(fields["id"], fields["paper"], fields["arxiv"], fields["where"], fields["label"], fields["benchmark"],
-                fields["method"], model, setting, fields["setting"].strip(), fields["group"], fields["metric"], value,
-                fields["value"].strip(), int(fields["n"]) if fields["n"] else None, recipes, fields["caveat"].strip(),
-                names)
-
-
-def load_published(path: str | Path | None = None, aliases_path: str | Path | None = None) -> list[Cell]:
-    """The cells of ``path`` (default :data:`PUBLISHED_FILE`) in file order, models resolved through
-    ``aliases_path`` (default :data:`ALIASES_FILE`); a malformed line is a :class:`PublishedDataError`."""
-    path = Path(path) if path is not None else PUBLISHED_FILE
-    aliases = _aliases(Path(aliases_path) if aliases_path is not None else ALIASES_FILE)
-    rows = list(_lines(path))
-    if not rows or tuple(rows[0][1]) != FIELDS:
-        raise PublishedDataError(path, "header", f"expected the header line '{','.join(FIELDS)}'")
-    cells: list[Cell] = []
-    seen: set[str] = set()
-    for line, values in rows[1:]:
-        where = f"{path} line {line}"
-        if len(values) != len(FIELDS):
-            raise PublishedDataError(where, "fields", f"{len(values)} fields, expected {len(FIELDS)}")
-        try:
-            cell = _cell(dict(zip(FIELDS, values)), aliases)
-        except ValueError as error:
-            field, problem = error.args
-            raise PublishedDataError(where, field, problem) from None
-        if cell.id in seen:
-            raise PublishedDataError(where, "id", f"{cell.id!r} is already the id of another cell")
-        seen.add(cell.id)
-        cells.append(cell)
-    return cells
-
 
 # --------------------------------------------------------------------------------------------
 # matching
@@ -325,12 +134,12 @@ def _in_group(frame: pd.DataFrame, group: str) -> pd.DataFrame:
 
 
 def _unit(metric: str) -> str:
-    units = {"gain": "points", "persona_gap": "points", "ass": "steps", "input_tokens": "tokens"}
+    units = {"gain": "points", "persona_gap": "points", "ass": "steps", "input_tokens": "tokens", M1_ODDS_RATIO: "odds ratio"}
     return units.get(metric, "" if metric.startswith("other:") else "%")
 
 
 def _column(metric: str) -> str:
-    within = _WITHIN.match(metric)
+    within = WITHIN.match(metric)
     return f"attribution_step_within_{within.group(1)}" if within else COLUMN_OF[metric]
 
 
@@ -408,9 +217,54 @@ def _persona_gap(cell: Cell, trials: pd.DataFrame, votes: pd.DataFrame | None) -
             "n_trials": len(part.drop_duplicates(["_case", "epoch"]))}
 
 
+def _m1_odds_ratio(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame) -> dict[str, Any]:
+    """M1's protocol x quartile odds ratio of the method against ``all_at_once``, fitted as the
+    regressions table fits it (``analysis.regressions``) on the cell's benchmark and setting, every
+    model of it pooled with a configuration fixed effect, as POIROT pooled its four models."""
+    from analysis.regressions import regressions
+
+    part = _with_setting(_benchmark_rows(frame, cell.benchmark), cell.setting)
+    part = part[part["protocol"].isin([trials["protocol"].iloc[0]]) | (part["method"] == BASELINE)]
+    if "quartile" not in part or part["quartile"].isna().all() or not (part["method"] == BASELINE).any():
+        return {"matched": CONTEXT["no_baseline"] if not (part["method"] == BASELINE).any() else CONTEXT["no_scores"]}
+    fits = regressions(part.assign(case=part["_case"], benchmark=cell.benchmark), baseline_method=BASELINE)
+    term = fits[fits["spec"].astype(str).str.startswith("M1") & (fits["term"] == f"protocol[{trials['protocol'].iloc[0]}] x quartile")]
+    if term.empty or not np.isfinite(term["odds_ratio"].iloc[0]):
+        return {"matched": CONTEXT["no_scores"]}
+    row = term.iloc[0]
+    return {"ours": float(row["odds_ratio"]), "low": float(row["ci_low"]), "high": float(row["ci_high"]),
+            "n_cases": int(row["n_cases"]), "n_trials": int(row["n"])}
+
+
+def _quartile_gain(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame, quartile: int) -> list[dict[str, Any]]:
+    """The relative gain (P - B) / B in % of the method over ``all_at_once`` in one complexity
+    quartile (``tables.quartile_gains``, descriptive: no interval), per baseline protocol."""
+    from analysis.tables import quartile_gains
+
+    first = trials.iloc[0]
+    same = _benchmark_rows(frame, cell.benchmark)
+    same = same[(same["model"] == first["model"]) & (same["config"] == first["config"])
+                & (same["protocol"].isin([first["protocol"]]) | (same["method"] == BASELINE))]
+    if not (same["method"] == BASELINE).any():
+        return [{"matched": CONTEXT["no_baseline"]}]
+    if "quartile" not in same:
+        return [{"matched": CONTEXT["no_scores"]}]
+    gains = quartile_gains(same, [cell.method], BASELINE)
+    gains = gains[(gains["treatment"] == first["protocol"]) & (gains["quartile"] == quartile)]
+    if gains.empty:
+        return [{"matched": CONTEXT["no_scores"]}]
+    return [{"ours": 100.0 * float(r["relative_gain"]), "n_cases": int(r["cases"]),
+             "n_trials": int(r["n_treatment"]), "protocol": f"{first['protocol']} vs {r['baseline']}"}
+            for _, r in gains.iterrows()]
+
+
 def _values(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame, votes: pd.DataFrame | None) -> list[dict[str, Any]]:
     if cell.metric == "gain":
         return _gains(cell, trials, frame)
+    if cell.metric == M1_ODDS_RATIO:
+        return [_m1_odds_ratio(cell, trials, frame)]
+    if QUARTILE_GAIN.match(cell.metric):
+        return _quartile_gain(cell, trials, frame, int(QUARTILE_GAIN.match(cell.metric).group(1)))
     if cell.metric in AUDITING:
         return [_auditing(cell, trials)]
     if cell.metric == "persona_gap":
@@ -470,8 +324,9 @@ def reproduction_table(samples: pd.DataFrame, votes: pd.DataFrame | None = None,
 
 
 def _shown(x: Any, unit: str, signed: bool = False) -> str:
-    """A value in its unit: % and points with 1 decimal, steps with 2, tokens in thousands (``17.1k``)."""
-    if unit == "steps":
+    """A value in its unit: % and points with 1 decimal, steps and odds ratios with 2, tokens in
+    thousands (``17.1k``)."""
+    if unit in ("steps", "odds ratio"):
         return points(x, 2) if signed else number(x, 2)
     if unit == "tokens":
         text = points(x / 1000, 1) if signed else number(x / 1000, 1)

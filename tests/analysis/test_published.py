@@ -11,10 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.published import (
-    BENCHMARKS, CONTEXT, FIELDS, PUBLISHED_FILE, PublishedDataError, load_published, model_key, reproduction_markdown,
-    reproduction_summary, reproduction_table,
-)
+from analysis.published import CONTEXT, reproduction_markdown, reproduction_summary, reproduction_table
+from analysis.published_cells import BENCHMARKS, FIELDS, PUBLISHED_FILE, PublishedDataError, load_published, model_key
 from analysis.paper_views import persona_accuracy
 from analysis.significance import gain_test
 
@@ -73,14 +71,16 @@ def test_every_published_cell_parses_and_names_what_exists() -> None:
     assert len(cells) > 100
     assert {f"who_and_when/{s}" for s in SUBSETS} | {f"blame/{s}" for s in SYSTEMS} | {"who_and_when", "aftraj"} == set(BENCHMARKS)
     columns = {f"attribution_{k}" for k in value_keys()} | {"vector_exact", "input_tokens"}  # vector: key exact
-    from analysis.published import AUDITING, COLUMN_OF, _column
+    from analysis.published import _column
+    from analysis.published_cells import AUDITING, COLUMN_OF
     from analysis.views import AUDIT_METRICS
 
     tasks = {"who_and_when": who_and_when, "blame/cortex": blame_cortex, "blame/trading": blame_trading, "aftraj": aftraj}
     for c in cells:
         assert not c.method or c.method in SOLVERS, c.id
         assert set(c.recipes) <= set(RECIPE_NAMES), c.id
-        if not c.metric.startswith("other:") and c.metric not in AUDITING and c.metric != "persona_gap":
+        from_tables = c.metric in ("persona_gap", "m1_odds_ratio") or c.metric.startswith("relative_gain_q")
+        if not c.metric.startswith("other:") and c.metric not in AUDITING and not from_tables:
             assert _column(c.metric) in columns, (c.id, c.metric)
         assert set(AUDITING) <= set(AUDIT_METRICS)
         task = tasks[c.benchmark.split("/")[0] if c.benchmark.startswith("who_and_when") else c.benchmark]
@@ -253,6 +253,50 @@ def test_gain_is_the_paired_test_of_the_method_against_all_at_once(tmp_path: Pat
     assert g["protocol"] == "poirot vs all_at_once" and g["n_cases"] == 6
     assert table.loc["gk", "ours"] == pytest.approx(50.0) and table.loc["gk", "n_cases"] == 2
     assert table.loc["g20", "matched"] == CONTEXT["not_run"]
+
+
+def test_m1_odds_ratio_and_quartile_gain_are_the_regression_and_quartile_tables(tmp_path: Path) -> None:
+    """POIROT's M1 cell is the regressions table's protocol x quartile odds ratio on the cell's
+    benchmark and setting; a quartile's relative gain is (P - B) / B of that quartile in %: in Q4
+    P is right on 3 of 4 cases, B on 1 of 4 -> (0.75 - 0.25) / 0.25 = +200%."""
+    from analysis.regressions import regressions
+
+    AG = "who_and_when/algorithm_generated"
+    rng = np.random.default_rng(5)
+    rows = []
+    for i in range(32):
+        q = 1 + i // 8
+        for method, chance in (("poirot", 0.2 * q), ("all_at_once", 0.55 - 0.05 * q)):
+            for epoch in (1, 2):
+                right = float(rng.random() < chance)
+                rows.append(trial("openai/gpt-4o", "eeee0005", f"c{i:02d}", epoch, method, benchmark=AG,
+                                  task_args={"subset": "algorithm_generated", "with_reference_answer": False},
+                                  quartile=float(q), n_agents=3.0, correct=right, attribution_agent=right))
+    samples = frame(*rows)
+    q4 = samples[samples["quartile"] == 4]
+    q4 = q4[q4["case"].isin(sorted(q4["case"].unique())[:4])]
+    cases = sorted(q4["case"].unique())
+    for case, p_right, b_right in zip(cases, (1.0, 1.0, 1.0, 0.0), (1.0, 0.0, 0.0, 0.0)):
+        for method, right in (("poirot", p_right), ("all_at_once", b_right)):
+            samples.loc[(samples["case"] == case) & (samples["method"] == method), ["correct", "attribution_agent"]] = right
+    samples = samples[(samples["quartile"] < 4) | samples["case"].isin(cases)]
+    cells, aliases = write(tmp_path, cell("m1", benchmark=AG, method="poirot", model="", setting="with_reference_answer=false",
+                                          metric="m1_odds_ratio", value="1.60", recipes="poirot-complexity"),
+                           cell("q4", benchmark=AG, method="poirot", setting="with_reference_answer=false",
+                                metric="relative_gain_q4", value="46", recipes="poirot-complexity"),
+                           cell("m1t", benchmark=AG, method="poirot", model="", setting="with_reference_answer=true",
+                                metric="m1_odds_ratio", value="1.60", recipes="poirot-complexity"))
+    table = reproduction_table(samples, cells=load_published(cells, aliases)).set_index("cell")
+    fit = regressions(samples.assign(case=AG + "/" + samples["case"]))
+    expected = fit[fit["spec"].str.startswith("M1") & (fit["term"] == "protocol[poirot] x quartile")].iloc[0]
+    m1 = table.loc["m1"]
+    assert (m1["ours"], m1["low"], m1["high"]) == pytest.approx((expected["odds_ratio"], expected["ci_low"], expected["ci_high"]))
+    assert m1["matched"] == "yes (the source names no model)" and m1["n_cases"] == 28
+    assert m1["difference"] == pytest.approx(expected["odds_ratio"] - 1.60)
+    q = table.loc["q4"]
+    assert q["ours"] == pytest.approx(200.0) and q["difference"] == pytest.approx(154.0) and q["inside"] is None
+    assert table.loc["m1t", "matched"] == CONTEXT["not_run"]
+    assert f"{expected['odds_ratio']:.2f} [" in reproduction_summary(table.reset_index(), "poirot-complexity")
 
 
 def test_persona_gap_is_the_aggregate_minus_the_best_persona(tmp_path: Path) -> None:

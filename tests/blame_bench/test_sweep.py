@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
+from analysis.published_cells import load_published
 from analysis.settings import settings_text
 from blame_bench.cli import main
 from blame_bench.sweep import RECIPE_NAMES, recipe
@@ -141,6 +142,23 @@ def test_each_recipe_runs_as_the_card_shows(name: str, tmp_path: Path):
     report = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     assert PROMISES[name](report), report[:4000]
     assert_settings_in_words(name, report, json.loads((tmp_path / "report" / "manifest.json").read_text()))
+    assert_reproduction_summary(name, report)
+
+
+def assert_reproduction_summary(name: str, report: str) -> None:
+    """The report opens with one line per published cell of its recipe: ours with the difference
+    where a configuration matches (a cell that names no model matches any), else why not (the
+    offline model is no paper's model)."""
+    cells = [c for c in load_published() if name in c.recipes]
+    assert cells
+    summary = section(report, "## Reproduction summary")
+    assert report.index("## Reproduction summary") < report.index("## Logs")
+    lines = [line for line in summary.splitlines() if line.startswith("- ")]
+    assert len(lines) == len({c.id for c in cells}), summary[:3000]
+    assert all(" published " in line and ("not reproduced here (" in line or ", difference " in line)
+               for line in lines), summary[:3000]
+    named = [line for line in lines if "not reproduced here (no " in line and " run; ran offline/random" in line]
+    assert named or name == "generated-table1", summary[:3000]  # generated sessions: no paper model's benchmark
 
 
 def assert_settings_in_words(name: str, report: str, manifest: dict) -> None:
