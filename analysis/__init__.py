@@ -3,17 +3,26 @@
 One module per concept:
 
 - :mod:`analysis.frames`: logs -> the per-sample frame and the per-persona votes frame
-- :mod:`analysis.configs`: configuration identity (model, settings, task arguments) as a hash
+- :mod:`analysis.configs`: configuration identity (model, roles, settings, limits, task arguments) as a hash
+- :mod:`analysis.settings`: a configuration's settings in words (what sets it apart), the legend
 - :mod:`analysis.outcomes`: the outcome each benchmark is compared on (``--metric``)
 - :mod:`analysis.complexity`: per-case reasoning complexity and quartiles
 - :mod:`analysis.significance`: case-level tests and intervals of a gain (exact sign-flip and
-  its inverted interval, case permutation, case bootstrap)
-- :mod:`analysis.power`: the smallest gain the case-level test detects (``blame power``)
+  case permutation, each with the interval that inverts it), the case bootstrap
+- :mod:`analysis.power`: the smallest gain the case-level test detects; :mod:`analysis.m1_power`:
+  the power of M1's interaction by simulation; :mod:`analysis.power_command`: ``blame power``
 - :mod:`analysis.regressions`: logistic regressions with odds ratios (CR3 by case, t(G-1), Firth)
-- :mod:`analysis.tables`: Table 1, accuracy by quartile, Who&When accuracy (Markdown + CSV)
+- :mod:`analysis.tables`: Table 1, accuracy by quartile, Who&When accuracy with its Random row and
+  Table 3 (Markdown + CSV)
 - :mod:`analysis.accuracy`: every method's accuracy per benchmark with case-level intervals
 - :mod:`analysis.family`: the pre-specified confirmatory family and Holm's adjustment
 - :mod:`analysis.views`: RAFFLES' and AgentForesight's views, per-dimension P/R/F1
+- :mod:`analysis.paper_views`: POIROT's Fig. 4 per persona and Supplementary D per scenario,
+  RAFFLES per iteration
+- :mod:`analysis.pairwise`: every two methods of a configuration, Holm over the pairs
+- :mod:`analysis.published_cells`: the seed papers' published cells (the data file, read strictly);
+  :mod:`analysis.published`: those cells beside ours, and the reproduction summary
+- :mod:`analysis.provenance`: the reproducibility block (versions, dates, tokens, commands)
 - :mod:`analysis.radial`: the radial embedding of binary attribution vectors
 - :mod:`analysis.figures`: the figures (PNG + PDF)
 - :mod:`analysis.report`: the whole report with a manifest

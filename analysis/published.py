@@ -35,6 +35,8 @@ Our value, per matching configuration, with its 95% interval (cases are the unit
   POIROT pooled four); a population-averaged odds ratio (docs/statistics.md);
 - ``relative_gain_qK``: ``tables.quartile_gains``' relative gain (P - B) / B in % in quartile K
   (descriptive: no interval, so ``inside`` is not assessed);
+- ``still_wrong_kK``: RAFFLES' share of trials still wrong on the step after iteration K
+  (``paper_views.raffles_iterations``, descriptive);
 - ``persona_gap``: the aggregate's accuracy minus the best single persona's (the votes frame:
   each persona's mean over cases of its case-mean vote accuracy, the aggregate's of
   ``aggregate_correct``; minus the best ``gap_points`` of ``paper_views.persona_accuracy``), with
@@ -58,7 +60,7 @@ import pandas as pd
 
 from analysis._format import DASH, config_label, markdown_table, number, points
 from analysis.published_cells import (
-    AUDITING, BASELINE, COLUMN_OF, FAMILIES, M1_ODDS_RATIO, QUARTILE_GAIN, WITHIN, Cell, load_published,
+    AUDITING, BASELINE, COLUMN_OF, FAMILIES, M1_ODDS_RATIO, QUARTILE_GAIN, STILL_WRONG, WITHIN, Cell, load_published,
 )
 from analysis.significance import bootstrap_ci, case_means, gain_test
 
@@ -258,11 +260,26 @@ def _quartile_gain(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame, quarti
             for _, r in gains.iterrows()]
 
 
+def _still_wrong(cell: Cell, trials: pd.DataFrame, k: int) -> dict[str, Any]:
+    """RAFFLES' share still wrong on the step after iteration ``k`` (``paper_views.raffles_iterations``'
+    ``wrong_after``; descriptive: no interval)."""
+    from analysis.paper_views import raffles_iterations
+
+    table = raffles_iterations(trials.assign(case=trials["_case"]))
+    row = table[table["k"] == k]
+    if row.empty:
+        return {"matched": CONTEXT["no_scores"]}
+    return {"ours": 100.0 * float(row["wrong_after"].iloc[0]), "n_cases": int(row["cases"].iloc[0]),
+            "n_trials": int(row["reached"].iloc[0])}
+
+
 def _values(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame, votes: pd.DataFrame | None) -> list[dict[str, Any]]:
     if cell.metric == "gain":
         return _gains(cell, trials, frame)
     if cell.metric == M1_ODDS_RATIO:
         return [_m1_odds_ratio(cell, trials, frame)]
+    if STILL_WRONG.match(cell.metric):
+        return [_still_wrong(cell, trials, int(STILL_WRONG.match(cell.metric).group(1)))]
     if QUARTILE_GAIN.match(cell.metric):
         return _quartile_gain(cell, trials, frame, int(QUARTILE_GAIN.match(cell.metric).group(1)))
     if cell.metric in AUDITING:

@@ -21,7 +21,7 @@ from blame.errors import DataFormatError
 
 __all__ = [
     "ALIASES_FILE", "AUDITING", "BASELINE", "BENCHMARKS", "COLUMN_OF", "FAMILIES", "FIELDS", "M1_ODDS_RATIO",
-    "PUBLISHED_FILE", "QUARTILE_GAIN", "WITHIN", "Cell", "PublishedDataError", "load_published", "model_key",
+    "PUBLISHED_FILE", "QUARTILE_GAIN", "STILL_WRONG", "WITHIN", "Cell", "PublishedDataError", "load_published", "model_key",
 ]
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -47,6 +47,7 @@ _ITEM = re.compile(r"(-S )?([A-Za-z_][A-Za-z0-9_]*)=(\S+)\Z")
 _GROUP = re.compile(r"(overall|k=1|k>1|faults=[1-9][0-9]*)\Z")
 WITHIN = re.compile(r"step_within_([0-9]+)\Z")
 QUARTILE_GAIN = re.compile(r"relative_gain_q([1-4])\Z")
+STILL_WRONG = re.compile(r"still_wrong_k([1-9][0-9]*)\Z")
 M1_ODDS_RATIO = "m1_odds_ratio"
 
 
@@ -140,9 +141,12 @@ def _check_metric(metric: str, group: str, method: str) -> str | None:
     if metric.startswith("other:"):
         return None if metric[6:].strip() else "other: needs words saying what the number is"
     named = [*COLUMN_OF, *AUDITING, "persona_gap", M1_ODDS_RATIO]
-    if metric not in named and not WITHIN.match(metric) and not QUARTILE_GAIN.match(metric):
-        return f"unknown metric {metric!r} (one of {', '.join(sorted(named))}, step_within_K, relative_gain_qK, other:WORDS)"
-    if (metric in AUDITING or metric in ("persona_gap", M1_ODDS_RATIO) or QUARTILE_GAIN.match(metric)) and group != "overall":
+    patterns = (WITHIN, QUARTILE_GAIN, STILL_WRONG)
+    if metric not in named and not any(p.match(metric) for p in patterns):
+        return (f"unknown metric {metric!r} (one of {', '.join(sorted(named))}, step_within_K, relative_gain_qK, "
+                "still_wrong_kK, other:WORDS)")
+    whole = metric in AUDITING or metric in ("persona_gap", M1_ODDS_RATIO) or any(p.match(metric) for p in patterns[1:])
+    if whole and group != "overall":
         return f"{metric} is computed over all cases only (group overall)"
     if (metric == "gain" or metric == M1_ODDS_RATIO or QUARTILE_GAIN.match(metric)) and method in ("", BASELINE):
         return f"a gain needs a method other than the baseline {BASELINE}"

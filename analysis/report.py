@@ -444,8 +444,8 @@ def _legend_text(legend: pd.DataFrame) -> str:
         return "No configurations.\n"
     return ("Tables name a configuration by its model, the settings that set it apart from the other "
             "configurations of the same benchmark, and its hash; here is every hash with all its settings "
-            "(contents in manifest.json).\n\n"
-            + markdown_table(legend, align=["l", "l", "l", "l"], keep=2))
+            "(contents in manifest.json; tables/configurations.csv).\n\n"
+            + "\n".join(f"- `{r.config}` {r.model} ({r.benchmarks}): {r.settings}" for r in legend.itertuples()) + "\n")
 
 
 def _family_text(family: list[str]) -> str:

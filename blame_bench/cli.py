@@ -144,7 +144,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _power(args: argparse.Namespace) -> int:
-    from analysis.power import power_command
+    from analysis.power_command import power_command
 
     return power_command(args.log_dir, args.baseline, args.cases, args.epochs, args.baseline_accuracy, args.tau,
                          args.benchmark, args.m1, args.odds_ratio, args.simulations, args.seed)
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     power.add_argument("--tau", type=float, default=None,
                        help="between-case SD on the logit scale, 0-20 (default 1; without LOG_DIR)")
     power.add_argument("--m1", action="store_true",
-                       help="the power of M1's protocol x quartile test instead, by simulation (analysis.power.m1_power): "
+                       help="the power of M1's protocol x quartile test instead, by simulation (analysis.m1_power.m1_power): "
                        "without LOG_DIR at --cases (10-1,000), --epochs as runs per case and protocol (1-20), "
                        "--baseline-accuracy (0.01-0.99) and --tau, default who_and_when/algorithm_generated's 126 "
                        "cases and 54%%; with LOG_DIR at the logs' size, after the power table")

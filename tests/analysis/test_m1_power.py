@@ -1,4 +1,4 @@
-"""Power of M1's protocol x quartile test by simulation (analysis.power.m1_power, `blame power --m1`):
+"""Power of M1's protocol x quartile test by simulation (analysis.m1_power.m1_power, `blame power --m1`):
 seeded, bounded, fitted as the report fits M1, and its odds ratio population-averaged."""
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ import pandas as pd
 import pytest
 
 from analysis.complexity import quartile_of_rank
-from analysis.power import (
-    M1_ESTIMAND, M1_MAX_WORK, _quartiles, m1_from_samples, m1_power, m1_problem, power_from_samples, power_markdown,
-)
+from analysis.m1_power import M1_ESTIMAND, M1_MAX_WORK, _quartiles, m1_from_samples, m1_markdown, m1_power, m1_problem
+from analysis.power import power_from_samples, power_markdown
 from blame_bench.cli import main
 
 
@@ -56,7 +55,7 @@ def test_few_cases_fall_back_to_firth_and_count_it() -> None:
 
 def test_m1_odds_ratio_is_population_averaged() -> None:
     """The limit M1 converges to is the logit fit of the expected cell accuracies: computed here by
-    adaptive quadrature and statsmodels' GLM, independently of analysis.power. With tau 0 it is
+    adaptive quadrature and statsmodels' GLM, independently of analysis.m1_power. With tau 0 it is
     the case-level OR itself; with tau 1 it is 1.48 for 1.6, and the simulated estimates agree."""
     import statsmodels.api as sm
     from scipy import integrate, optimize
@@ -129,7 +128,7 @@ def test_m1_from_samples_at_the_logs_size() -> None:
         12, 2, 0.5, 0.0, "estimated")
     assert first["simulations"] == 20 and 0 <= first["power"] <= 1
     assert math.isnan(second["power"]) and second["note"].startswith("no estimate: needs 10-1,000 cases")
-    text = power_markdown(power_from_samples(samples), table)
+    text = m1_markdown(table)
     assert "m · T=c1 `c1`" in text and "## Power of M1's interaction" in text
     assert M1_ESTIMAND in power_markdown(power_from_samples(samples.iloc[:0]))
 

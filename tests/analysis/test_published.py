@@ -79,7 +79,7 @@ def test_every_published_cell_parses_and_names_what_exists() -> None:
     for c in cells:
         assert not c.method or c.method in SOLVERS, c.id
         assert set(c.recipes) <= set(RECIPE_NAMES), c.id
-        from_tables = c.metric in ("persona_gap", "m1_odds_ratio") or c.metric.startswith("relative_gain_q")
+        from_tables = c.metric in ("persona_gap", "m1_odds_ratio") or c.metric.startswith(("relative_gain_q", "still_wrong_k"))
         if not c.metric.startswith("other:") and c.metric not in AUDITING and not from_tables:
             assert _column(c.metric) in columns, (c.id, c.metric)
         assert set(AUDITING) <= set(AUDIT_METRICS)
@@ -297,6 +297,26 @@ def test_m1_odds_ratio_and_quartile_gain_are_the_regression_and_quartile_tables(
     assert q["ours"] == pytest.approx(200.0) and q["difference"] == pytest.approx(154.0) and q["inside"] is None
     assert table.loc["m1t", "matched"] == CONTEXT["not_run"]
     assert f"{expected['odds_ratio']:.2f} [" in reproduction_summary(table.reset_index(), "poirot-complexity")
+
+
+def test_still_wrong_is_the_raffles_iteration_view(tmp_path: Path) -> None:
+    """Gold (A, 5); after iteration 2: c1 (A, 5) right, c2 one epoch right one wrong (1/2), c3
+    (B, 6) wrong -> still wrong 1/2 of the cases, as paper_views.raffles_iterations gives it."""
+    def step(k: int, agent: str, at: int) -> dict:
+        return {"iteration": k, "agent": agent, "step": at, "faulty": [agent], "usable": True, "total": 0, "stopped": None}
+
+    histories = {("c1", 1): [step(1, "A", 3), step(2, "A", 5)], ("c2", 1): [step(1, "A", 5), step(2, "A", 5)],
+                 ("c2", 2): [step(1, "A", 4), step(2, "A", 4)], ("c3", 1): [step(1, "A", 1), step(2, "B", 6)]}
+    samples = frame(*[trial("openai/gpt-4o", "ffff0006", case, epoch, "raffles", task_args={"with_reference_answer": False},
+                            gold_agent="A", gold_step=5.0, iterations=json.dumps(h)) for (case, epoch), h in histories.items()])
+    cells, aliases = write(tmp_path, cell("w", method="raffles", model="", setting="with_reference_answer=false",
+                                          metric="still_wrong_k2", value="17.2", recipes="raffles"),
+                           cell("w3", method="raffles", model="", setting="with_reference_answer=false",
+                                metric="still_wrong_k3", value="17.2", recipes="raffles"))
+    table = reproduction_table(samples, cells=load_published(cells, aliases)).set_index("cell")
+    assert table.loc["w", "ours"] == pytest.approx(50.0) and table.loc["w", "difference"] == pytest.approx(32.8)
+    assert table.loc["w", "n_trials"] == 4 and table.loc["w", "inside"] is None
+    assert table.loc["w3", "matched"] == CONTEXT["no_scores"]  # K = 2 here: no third iteration
 
 
 def test_persona_gap_is_the_aggregate_minus_the_best_persona(tmp_path: Path) -> None:

@@ -114,10 +114,12 @@ PROMISES = {
         f"| {method} |" in section(section(report, "## Who&When accuracy per model and method"), f"### {subset}")
         for method in SOLVERS for subset in ("who_and_when/algorithm_generated", "who_and_when/hand_crafted")),
     "raffles": lambda report: all(
-        f"| {subset} | offline/random " in section(report, heading) and " | raffles | " in section(report, heading)
-        for subset in ("who_and_when/algorithm_generated", "who_and_when/hand_crafted") for heading in ("### Who&When step accuracy within k steps (RAFFLES)", "### Who&When accuracy by log length (RAFFLES)")),
+        "| offline/random `" in section(section(report, heading), f"#### {subset}")
+        and " | raffles | " in section(section(report, heading), f"#### {subset}")
+        for subset in ("who_and_when/algorithm_generated", "who_and_when/hand_crafted") for heading in ("### Who&When step accuracy within k steps (RAFFLES)", "### Who&When accuracy by log length (RAFFLES)"))
+    and "| 1 |" in section(report, "### RAFFLES per iteration"),
     "auditing": lambda report: all(
-        f"| {benchmark} | offline/random " in section(report, "### Online auditing (AgentForesight)")
+        "| offline/random `" in section(section(report, "### Online auditing (AgentForesight)"), f"#### {benchmark}")
         for benchmark in ("agentrx/tau_retail", "who_and_when/algorithm_generated", "who_and_when/hand_crafted"))
     and " | online_auditor | " in section(report, "### Online auditing (AgentForesight)")
     and "FAR on prefix controls" in section(report, "#### False alarms: prefix controls beside complete runs")
@@ -166,7 +168,7 @@ def assert_settings_in_words(name: str, report: str, manifest: dict) -> None:
     several, its tables name each by what differs (who-and-when: the reference-answer setting)."""
     legend = section(report, "## Configurations")
     for config, contents in manifest["configs"].items():
-        assert f"| {config} | {contents['model']} |" in legend and settings_text(contents) in legend, (config, legend)
+        assert f"- `{config}` {contents['model']} (" in legend and settings_text(contents) in legend, (config, legend)
     if name == "who-and-when":
         for subset in ("who_and_when/algorithm_generated", "who_and_when/hand_crafted"):
             shown = section(section(report, "## Who&When accuracy per model and method"), f"### {subset}")
