@@ -18,6 +18,7 @@ from fake_openai_server import serve
 
 from analysis.frames import read_logs
 from analysis.published import CONTEXT, reproduction_markdown, reproduction_summary, reproduction_table
+from analysis.report import run_report
 
 REPO = Path(__file__).resolve().parents[2]
 INSPECT = str(Path(sys.executable).parent / "inspect")
@@ -62,3 +63,9 @@ def test_gpt_4o_cells_are_filled_from_a_run_on_the_fake_openai_server(tmp_path: 
     assert f"on openai/gpt-4o `{agent['config']}`, difference " in summary
     assert "- Who&When Table 1: All-at-once, AG w/ GT, agent (GPT-4o): published 54.33 · not reproduced here" in summary
     assert f"On openai/gpt-4o `{agent['config']}`, Table 1:" in reproduction_markdown(table.reset_index())
+
+    run_report(tmp_path, tmp_path / "report", figures=False, progress=None, recipe="who-and-when")
+    report = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    top = report[report.index("## Reproduction summary"):report.index("## Logs")]
+    assert summary.split("\n", 1)[1].strip().splitlines()[2] in top  # the report opens with the same lines
+    assert "### Who&When" in report[report.index("## Published numbers beside ours"):]
