@@ -28,7 +28,8 @@ Our value, per matching configuration, with its 95% interval (cases are the unit
   BCa case bootstrap (``significance.bootstrap_ci``); ``step_of_valid`` is the step accuracy over
   the trials with a valid answer (the denominator of A2P's published figures);
 - ``gain``: ``significance.gain_test`` of the method against ``all_at_once`` on exact match (its
-  gain and interval), one row per baseline protocol;
+  gain and interval; no interval, as in Table 1, when fewer than 6 paired cases bound nothing),
+  one row per baseline protocol;
 - auditing metrics: ``views.auditing_table`` (its value and pair-bootstrap interval);
 - ``m1_odds_ratio``: M1's protocol x quartile odds ratio against ``all_at_once`` with its CI,
   fitted by ``analysis.regressions`` on the cell's benchmark and setting (every model pooled, as
@@ -62,7 +63,7 @@ from analysis._format import DASH, config_label, markdown_table, number, points
 from analysis.published_cells import (
     AUDITING, BASELINE, COLUMN_OF, FAMILIES, M1_ODDS_RATIO, QUARTILE_GAIN, STILL_WRONG, WITHIN, Cell, load_published,
 )
-from analysis.significance import bootstrap_ci, case_means, gain_test
+from analysis.significance import MIN_PAIRED_CASES, bootstrap_ci, case_means, gain_test
 
 __all__ = ["COLUMNS", "CONTEXT", "reproduction_markdown", "reproduction_summary", "reproduction_table"]
 
@@ -177,7 +178,9 @@ def _gains(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame) -> list[dict[s
     rows = []
     for protocol, baseline in same.groupby("protocol", sort=True):
         test = gain_test(outcomes(trials), outcomes(baseline))
-        rows.append({"ours": test.gain_points, "low": test.ci_low, "high": test.ci_high, "n_cases": test.n_cases,
+        bounded = not (test.interval == "inverted sign-flip" and test.n_cases < MIN_PAIRED_CASES)  # else [-100, 100]
+        rows.append({"ours": test.gain_points, "low": test.ci_low if bounded else np.nan,
+                     "high": test.ci_high if bounded else np.nan, "n_cases": test.n_cases,
                      "n_trials": test.n_treatment, "protocol": f"{first['protocol']} vs {protocol}"})
     return rows
 

@@ -319,6 +319,21 @@ def test_still_wrong_is_the_raffles_iteration_view(tmp_path: Path) -> None:
     assert table.loc["w3", "matched"] == CONTEXT["no_scores"]  # K = 2 here: no third iteration
 
 
+def test_a_gain_on_fewer_than_6_paired_cases_has_no_interval(tmp_path: Path) -> None:
+    """3 cases bound no gain (Table 1 prints "none: < 6 cases"): ours +33.3 with no interval, and
+    inside is not assessed rather than read off [-100, +100]."""
+    rows = []
+    for case, p_right, b_right in zip("abc", (1.0, 1.0, 0.0), (1.0, 0.0, 0.0)):
+        common = dict(benchmark=CX, task_args={}, fault_group="k=1")
+        rows.append(trial("vllm/openai/gpt-oss-120b", "dddd0004", case, 1, "poirot", vector_exact=p_right, **common))
+        rows.append(trial("vllm/openai/gpt-oss-120b", "dddd0004", case, 1, "all_at_once", vector_exact=b_right, **common))
+    cells, aliases = write(tmp_path, cell("g", benchmark=CX, method="poirot", model="GPT-oss 120B", setting="",
+                                          metric="gain", value="-1.3", n="150", recipes="poirot-table1"))
+    row = reproduction_table(frame(*rows), cells=load_published(cells, aliases)).iloc[0]
+    assert row["ours"] == pytest.approx(100 / 3) and np.isnan(row["low"]) and np.isnan(row["high"])
+    assert row["inside"] is None and row["n_cases"] == 3
+
+
 def test_persona_gap_is_the_aggregate_minus_the_best_persona(tmp_path: Path) -> None:
     """Votes on 3 cases: persona A right on 1, B on 2, the aggregate on 3: 100 (1 - 2/3) = 33.3."""
     samples = frame(*[trial("google/gemini-2.5-pro", "eeee0005", c, 1, "poirot", benchmark=CX, task_args={},
