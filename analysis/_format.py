@@ -44,6 +44,12 @@ def config_label(model: object, config: object, setting: object = "") -> str:
     return f"{model} · {words} `{config}`" if words else f"{model} `{config}`"
 
 
+def config_labels(frame: pd.DataFrame) -> list[str]:
+    """:func:`config_label` of every row of a frame with ``model``, ``config`` and maybe ``setting``."""
+    settings = frame["setting"] if "setting" in frame else [""] * len(frame)
+    return [config_label(m, c, s) for m, c, s in zip(frame["model"], frame["config"], settings)]
+
+
 def pct(x: object, digits: int = 1) -> str:
     """A proportion as a percentage: 0.5333 -> ``53.3``."""
     return DASH if _missing(x) else f"{_clean(100 * float(x), digits):.{digits}f}"  # type: ignore[arg-type]

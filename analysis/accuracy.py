@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from analysis._format import DASH, config_label, markdown_table, pct
+from analysis.settings import with_setting
 from analysis.significance import bootstrap_ci
 
 __all__ = ["ACCURACY_COLUMNS", "accuracy_markdown", "accuracy_table"]
@@ -30,8 +31,7 @@ ACCURACY_COLUMNS = ["benchmark", "outcome", "model", "config", "setting", "proto
 
 def accuracy_table(samples: pd.DataFrame) -> pd.DataFrame:
     """ACCURACY_COLUMNS, one row per benchmark, configuration and protocol with scored trials."""
-    scored = samples[samples["correct"].notna()]
-    scored = scored.assign(setting=scored["setting"].fillna("").astype(str) if "setting" in scored else "")
+    scored = with_setting(samples[samples["correct"].notna()])
     rows = []
     for (benchmark, model, config, setting, protocol), frame in scored.groupby(
             ["benchmark", "model", "config", "setting", "protocol"], sort=True):

@@ -34,9 +34,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
+from analysis._format import config_labels
 from analysis.power import (
     M1_ESTIMAND, _NODES, _WEIGHTS, ALPHA, ASSUMED_TAU, MAX_TAU, _baseline_configurations, _expit, _first_problem, _mu,
-    _shown_configuration, _tau, _valid_integer, _valid_number,
+    _tau, _valid_integer, _valid_number,
 )
 
 __all__ = [
@@ -261,7 +262,7 @@ def m1_markdown(m1: pd.DataFrame) -> str:
     if m1.empty:
         return head + "\nNo baseline trial has a quartile.\n"
     shown = pd.DataFrame({
-        "benchmark": m1["benchmark"], "model": _shown_configuration(m1), "cases": m1["cases"].astype(str),
+        "benchmark": m1["benchmark"], "model": config_labels(m1), "cases": m1["cases"].astype(str),
         "runs": m1["runs"].astype(str), "baseline %": m1["baseline_accuracy"].map(pct),
         "tau": m1["tau"].map(number), "tau from": m1["tau_source"], "case-level OR": m1["odds_ratio"].map(number),
         "power %": [f"{pct(p)} [{pct(lo)}, {pct(hi)}]" if p == p else note

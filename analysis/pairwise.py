@@ -25,6 +25,7 @@ import pandas as pd
 
 from analysis._format import DASH, config_label, markdown_table, pct, points, pvalue
 from analysis.regressions import holm
+from analysis.settings import with_setting
 from analysis.significance import MIN_PAIRED_CASES, gain_test
 
 __all__ = ["PAIRWISE_COLUMNS", "pairwise_markdown", "pairwise_table"]
@@ -43,8 +44,7 @@ def pairwise_table(samples: pd.DataFrame) -> pd.DataFrame:
     """PAIRWISE_COLUMNS for every two protocols of each benchmark and configuration (module
     docstring). ``samples`` has ``benchmark, model, config, protocol, case, epoch, correct`` and
     may have ``setting`` (else ""), ``outcome`` and ``label_informed``."""
-    scored = samples[samples["correct"].notna()]
-    scored = scored.assign(setting=scored["setting"].fillna("").astype(str) if "setting" in scored else "")
+    scored = with_setting(samples[samples["correct"].notna()])
     rows: list[dict[str, object]] = []
     for (benchmark, model, config, setting), frame in scored.groupby(_KEYS, sort=True):
         outcome = ", ".join(sorted(set(frame["outcome"].dropna().astype(str)))) if "outcome" in frame else ""
@@ -137,8 +137,7 @@ def pairwise_markdown(table: pd.DataFrame) -> str:
     if table.empty:
         parts.append("No pairs: no benchmark and configuration has two methods with scored trials.\n")
         return "\n".join(parts)
-    setting = table["setting"] if "setting" in table else pd.Series("", index=table.index)
-    for (benchmark, model, config, words), part in table.assign(setting=setting).groupby(_KEYS, sort=True):
+    for (benchmark, model, config, words), part in with_setting(table).groupby(_KEYS, sort=True):
         outcome = str(part["outcome"].iloc[0])
         parts.append(f"## {benchmark} · {config_label(model, config, words)}" + (f" ({outcome})" if outcome else "")
                      + "\n")

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from analysis._format import DASH, config_label, markdown_table, number, pct, points
-from analysis.settings import setting_lookup
+from analysis.settings import with_setting
 
 __all__ = [
     "PERSONA_COLUMNS", "RAFFLES_COLUMNS", "SCENARIO_COLUMNS", "paper_views_markdown", "persona_accuracy",
@@ -60,20 +60,12 @@ def _case_mean(values: pd.Series, cases: pd.Series) -> float:
     return float(values[kept].groupby(cases[kept].to_numpy()).mean().mean()) if kept.any() else float("nan")
 
 
-def _with_setting(frame: pd.DataFrame, samples: pd.DataFrame | None = None) -> pd.DataFrame:
-    """``frame`` with a ``setting`` column: its own, looked up per configuration in ``samples``, or ``""``."""
-    if "setting" in frame:
-        return frame.assign(setting=frame["setting"].fillna("").astype(str))
-    words = setting_lookup(samples) if samples is not None else {}
-    return frame.assign(setting=[words.get((str(b), str(c)), "") for b, c in zip(frame["benchmark"], frame["config"])])
-
-
 def persona_accuracy(votes: pd.DataFrame, samples: pd.DataFrame | None = None) -> pd.DataFrame:
     """PERSONA_COLUMNS, one row per persona of each group (module docstring); ``samples`` gives
     the configurations' settings in words."""
     if votes.empty:
         return pd.DataFrame(columns=PERSONA_COLUMNS)
-    known = _with_setting(votes.dropna(subset=["correct", "aggregate_correct"]), samples)
+    known = with_setting(votes.dropna(subset=["correct", "aggregate_correct"]), samples)
     rows = []
     for key, group in known.groupby(_KEYS, sort=True):
         trials = group.drop_duplicates(["case", "epoch"])
@@ -93,7 +85,7 @@ def scenario_accuracy(samples: pd.DataFrame) -> pd.DataFrame:
     """SCENARIO_COLUMNS, one row per scenario of each group with scored trials (module docstring)."""
     if samples.empty or "scenario" not in samples:
         return pd.DataFrame(columns=SCENARIO_COLUMNS)
-    frame = _with_setting(samples[samples["correct"].notna()])
+    frame = with_setting(samples[samples["correct"].notna()])
     named = frame["scenario"].fillna("").astype(str)
     with_scenarios = set(frame.loc[named != "", "benchmark"])
     scenario = named.where(named != "", frame["fault_group"].map(lambda g: SAFE if g == SAFE else ""))
@@ -116,7 +108,7 @@ def raffles_iterations(samples: pd.DataFrame) -> pd.DataFrame:
     if samples.empty or "iterations" not in samples:
         return pd.DataFrame(columns=RAFFLES_COLUMNS)
     ran = samples["iterations"].fillna("[]").astype(str) != "[]"
-    frame = _with_setting(samples[ran & samples["gold_step"].notna() & samples["gold_agent"].notna()])
+    frame = with_setting(samples[ran & samples["gold_step"].notna() & samples["gold_agent"].notna()])
     rows = []
     for key, group in frame.groupby(_KEYS, sort=True):
         history, cases = _candidates(group), group["case"].reset_index(drop=True)

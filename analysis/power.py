@@ -48,7 +48,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from analysis._format import short
+from analysis._format import config_labels, short
+from analysis.settings import with_setting
 
 __all__ = [
     "ASSUMED_TAU", "M1_ESTIMAND", "MAX_CASES", "MAX_EPOCHS", "MAX_TAU", "PLANNING", "POWER_COLUMNS", "Power",
@@ -237,8 +238,7 @@ def _baseline_configurations(samples: pd.DataFrame, baseline_method: str) -> lis
     """Per benchmark and configuration of the baseline's scored trials: the row's keys (benchmark,
     outcome, model, config, setting; setting "" when the frame has none) and the per-case ``mean``
     and ``size``."""
-    scored = samples[samples["correct"].notna() & (samples["method"] == baseline_method)]
-    scored = scored.assign(setting=scored["setting"].fillna("").astype(str) if "setting" in scored else "")
+    scored = with_setting(samples[samples["correct"].notna() & (samples["method"] == baseline_method)])
     out = []
     for (benchmark, model, config, setting), frame in scored.groupby(["benchmark", "model", "config", "setting"],
                                                                      sort=True):
@@ -275,13 +275,6 @@ def power_from_samples(samples: pd.DataFrame, baseline_method: str = "all_at_onc
     return pd.DataFrame(rows, columns=POWER_COLUMNS)
 
 
-def _shown_configuration(table: pd.DataFrame) -> list[str]:
-    from analysis._format import config_label
-
-    settings = table["setting"] if "setting" in table else pd.Series("", index=table.index)
-    return [config_label(m, c, s) for m, c, s in zip(table["model"], table["config"], settings)]
-
-
 def power_markdown(table: pd.DataFrame) -> str:
     """The power table (:func:`power_from_samples`) with the sentence on M1's estimand."""
     from analysis._format import markdown_table, number, pct
@@ -300,7 +293,7 @@ def power_markdown(table: pd.DataFrame) -> str:
         parts.append("No baseline trials.\n")
     else:
         shown = pd.DataFrame({
-            "benchmark": table["benchmark"], "model": _shown_configuration(table),
+            "benchmark": table["benchmark"], "model": config_labels(table),
             "cases": table["cases"].astype(str), "epochs": table["epochs"].astype(str),
             "outcome": table["outcome"],
             "baseline %": table["baseline_accuracy"].map(pct), "tau": table["tau"].map(number),

@@ -63,6 +63,7 @@ from analysis._format import DASH, config_label, markdown_table, number, points
 from analysis.published_cells import (
     AUDITING, BASELINE, COLUMN_OF, FAMILIES, M1_ODDS_RATIO, QUARTILE_GAIN, STILL_WRONG, WITHIN, Cell, load_published,
 )
+from analysis.settings import with_setting
 from analysis.significance import MIN_PAIRED_CASES, bootstrap_ci, case_means, gain_test
 
 __all__ = ["COLUMNS", "CONTEXT", "reproduction_markdown", "reproduction_summary", "reproduction_table"]
@@ -100,10 +101,7 @@ def _json_dict(raw: Any) -> dict[str, Any]:
 def _prepared(samples: pd.DataFrame) -> pd.DataFrame:
     """The frame with the columns matching reads: ``_case`` (benchmark/case, unique when pooled),
     ``_task_args`` and ``_method_args`` (lower-case text values), ``setting`` ("" when absent)."""
-    frame = samples.copy()
-    if "setting" not in frame:
-        frame["setting"] = ""
-    frame["setting"] = frame["setting"].fillna("").astype(str)
+    frame = with_setting(samples)
     frame["_case"] = frame["benchmark"].astype(str) + "/" + frame["case"].astype(str)
     contents = {raw: _json_dict(raw).get("task_args") or {} for raw in frame["config_contents"].astype(str).unique()}
     frame["_task_args"] = [{k: _text(v) for k, v in contents[raw].items()} for raw in frame["config_contents"].astype(str)]
@@ -120,7 +118,7 @@ def _benchmark_rows(frame: pd.DataFrame, benchmark: str) -> pd.DataFrame:
     return frame[names == benchmark]
 
 
-def _with_setting(frame: pd.DataFrame, setting: Sequence[tuple[str, str, str]]) -> pd.DataFrame:
+def _matching_setting(frame: pd.DataFrame, setting: Sequence[tuple[str, str, str]]) -> pd.DataFrame:
     keep = np.ones(len(frame), dtype=bool)
     for scope, key, value in setting:
         column = frame["_method_args"] if scope == "-S" else frame["_task_args"]
@@ -228,7 +226,7 @@ def _m1_odds_ratio(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame) -> dic
     model of it pooled with a configuration fixed effect, as POIROT pooled its four models."""
     from analysis.regressions import regressions
 
-    part = _with_setting(_benchmark_rows(frame, cell.benchmark), cell.setting)
+    part = _matching_setting(_benchmark_rows(frame, cell.benchmark), cell.setting)
     part = part[part["protocol"].isin([trials["protocol"].iloc[0]]) | (part["method"] == BASELINE)]
     if "quartile" not in part or part["quartile"].isna().all() or not (part["method"] == BASELINE).any():
         return {"matched": CONTEXT["no_baseline"] if not (part["method"] == BASELINE).any() else CONTEXT["no_scores"]}
@@ -315,7 +313,7 @@ def _cell_rows(cell: Cell, frame: pd.DataFrame, votes: pd.DataFrame | None) -> l
     if not cell.method:
         return [_row(cell, CONTEXT["no_method"])]
     part = _benchmark_rows(frame, cell.benchmark)
-    part = _with_setting(part[part["method"] == cell.method], cell.setting)
+    part = _matching_setting(part[part["method"] == cell.method], cell.setting)
     if part.empty:
         return [_row(cell, CONTEXT["not_run"])]
     mine = part[[cell.matches(m) for m in part["model"].astype(str)]]

@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["config_legend", "setting_lookup", "setting_words", "settings_text"]
+__all__ = ["config_legend", "setting_lookup", "setting_words", "settings_text", "with_setting"]
 
 _ABSENT = object()
 
@@ -92,6 +92,15 @@ def setting_lookup(samples: pd.DataFrame) -> dict[tuple[str, str], str]:
         return {}
     pairs = samples[["benchmark", "config", "setting"]].astype(str).drop_duplicates()
     return {(b, c): w for b, c, w in pairs.itertuples(index=False)}
+
+
+def with_setting(frame: pd.DataFrame, samples: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``frame`` with a ``setting`` column: its own (a missing value ``""``), else looked up per
+    (benchmark, config) in ``samples`` (:func:`setting_lookup`), else ``""`` (frames built by hand)."""
+    if "setting" in frame:
+        return frame.assign(setting=frame["setting"].fillna("").astype(str))
+    words = setting_lookup(samples) if samples is not None else {}
+    return frame.assign(setting=[words.get((str(b), str(c)), "") for b, c in zip(frame["benchmark"], frame["config"])])
 
 
 def config_legend(samples: pd.DataFrame) -> pd.DataFrame:

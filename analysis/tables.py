@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from analysis._format import DASH, config_label, markdown_table, number, pct, points, pvalue
+from analysis.settings import with_setting
 from analysis.significance import MIN_PAIRED_CASES, bootstrap_ci, gain_test
 
 __all__ = [
@@ -79,8 +80,7 @@ TABLE1_COLUMNS: list[str] = [
 
 def _scored(samples: pd.DataFrame) -> pd.DataFrame:
     """The scored trials, with a ``setting`` column (``""`` where the frame has none)."""
-    scored = samples[samples["correct"].notna()]
-    return scored.assign(setting=scored["setting"].fillna("").astype(str) if "setting" in scored else "")
+    return with_setting(samples[samples["correct"].notna()])
 
 
 def treatment_methods(samples: pd.DataFrame, treatments: Sequence[str] | None, baseline_method: str) -> list[str]:

@@ -42,6 +42,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from analysis.settings import with_setting
 from analysis.significance import SEED
 from blame.safe_controls import CONTROL_SUFFIX
 
@@ -64,13 +65,8 @@ def _case_mean(frame: pd.DataFrame, column: str) -> float:
     return float(frame.groupby("case")[column].mean().mean()) if len(frame) else float("nan")
 
 
-def _with_setting(samples: pd.DataFrame) -> pd.DataFrame:
-    setting = samples["setting"].fillna("").astype(str) if "setting" in samples else ""
-    return samples.assign(setting=setting)
-
-
 def _who_and_when(samples: pd.DataFrame) -> pd.DataFrame:
-    samples = _with_setting(samples)
+    samples = with_setting(samples)
     ww = samples[samples["benchmark"].astype(str).str.startswith("who_and_when") & samples["gold_step"].notna()]
     if "attribution_agent" in ww and "attribution_valid" in ww:
         ww = ww[ww["attribution_agent"].notna()]  # scored by the attribution scorer (no safe controls)
@@ -122,7 +118,7 @@ def per_dimension_table(samples: pd.DataFrame) -> pd.DataFrame:
     if has is None or not has.any():
         return pd.DataFrame(columns=columns)
     rows = []
-    for key, frame in _with_setting(samples[has]).groupby(_KEYS, sort=True):
+    for key, frame in with_setting(samples[has]).groupby(_KEYS, sort=True):
         values = per_dimension_values(json.loads(c) for c in frame["dimension_counts"])
         found = list(dict.fromkeys(k.rsplit("_", 1)[0] for k in values if not k.startswith(("micro_", "macro_"))))
         components = json.loads(frame["components"].dropna().iloc[0]) if frame["components"].notna().any() else []
@@ -151,7 +147,7 @@ def auditing_table(samples: pd.DataFrame) -> pd.DataFrame:
     present = [f"auditing_{k}" for k in VALUE_KEYS]
     if not all(c in samples for c in present):
         return pd.DataFrame(columns=columns)
-    audited = _with_setting(samples.dropna(subset=present))
+    audited = with_setting(samples.dropna(subset=present))
     rows = []
     for key, frame in audited.groupby(_KEYS, sort=True):
         renamed = frame[present].set_axis(list(VALUE_KEYS), axis=1)
@@ -206,11 +202,9 @@ def far_side_by_side(auditing: pd.DataFrame) -> pd.DataFrame:
 
 def _named(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with ``configuration`` (``analysis._format.config_label``) and ``method`` (the protocol)."""
-    from analysis._format import config_label
+    from analysis._format import config_labels
 
-    setting = frame["setting"] if "setting" in frame else pd.Series("", index=frame.index)
-    return frame.assign(configuration=[config_label(m, c, w) for m, c, w in zip(frame["model"], frame["config"], setting)],
-                        method=frame["protocol"])
+    return frame.assign(configuration=config_labels(frame), method=frame["protocol"])
 
 
 def _tolerance_md(tolerance: pd.DataFrame) -> list[str]:
