@@ -142,6 +142,9 @@ class LabelProvenance(_Model):
     source dataset's own (human annotators; for BLAME the injected faults): ``label_source``
     reads it as ``human``.
 
+    A ``constructed`` label was made by a generator that injected the fault it names (``blame
+    generate``): true by construction, not by annotation.
+
     A ``silver`` label was made by a model (``blame label``): ``method`` (e.g. ``propose_verify``)
     run on ``model`` with ``proposers`` (P) and ``verifiers`` (V); ``support`` is the number of
     verifiers that supported the chosen candidate and ``confidences`` their confidences;
@@ -149,7 +152,7 @@ class LabelProvenance(_Model):
     ``log`` the name of the eval log that made it.
     """
 
-    source: Literal["human", "silver"]
+    source: Literal["human", "silver", "constructed"]
     model: str | None = None
     method: str | None = None
     proposers: int | None = Field(default=None, ge=1)
@@ -181,7 +184,7 @@ class FaultLabel(_Model):
 
 
 def label_source(label: FaultLabel | None) -> str | None:
-    """``human`` or ``silver`` (see :class:`LabelProvenance`); None for no label (a safe control)."""
+    """``human``, ``silver`` or ``constructed`` (see :class:`LabelProvenance`); None for no label."""
     if label is None:
         return None
     return label.provenance.source if label.provenance else "human"
