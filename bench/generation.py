@@ -7,7 +7,7 @@ of the trajectory folder included) into a temporary folder, and reports each sys
 CPU seconds, the total, the seconds per session, the process's start-up (imports and a warm-up of
 2 sessions per system) apart, and the
 peak resident memory (``ru_maxrss``) of the whole process; then ``blame generate`` itself at the
-largest N, per system, start-up included. Target (issue 29): 2,000 sessions in
+largest N, per system, start-up included. Target: 2,000 sessions in
 total (1,000 per system) in under 2 minutes on 2 cores, linear in N. Writes the table and the
 figure ``generation.png`` (time and memory against N) beside ``--out``.
 

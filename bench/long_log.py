@@ -7,14 +7,14 @@ of one sample in-process, after a warm-up sample on a 3-step log that pays for t
 (rendering the log into the sample input), and ``inspect_ai.eval`` of ``all_at_once`` on
 ``offline/first`` (a reply in microseconds, so the time is the harness's, not the model's),
 then the eval log's size. Peak memory is the process's maximum resident set size
-(``ru_maxrss``), so run it in a fresh process. Target (issue 20): the "build and eval" row, what
+(``ru_maxrss``), so run it in a fresh process. Target: the "build and eval" row, what
 ``inspect eval`` does for the sample once its imports are done, under 10 s for 100,000 steps.
 
 ``--memory`` measures instead the peak resident memory against log length: one fresh process per
 (solver, steps) for ``all_at_once`` and the default ``online_auditor`` (sequential, ``stride=auto``;
 ``offline/first`` always answers "continue", so the walk audits every scheduled prefix) at
 1,000 / 2,000 / 5,000 / 10,000 steps, each after the 3-step warm-up (its peak is the baseline:
-imports and harness). Target (issue 28): under 2 GB at 10,000 steps. Writes the table and the
+imports and harness). Target: under 2 GB at 10,000 steps. Writes the table and the
 figure ``long_log_memory.png`` beside ``--out``.
 
     .venv/bin/python bench/long_log.py                       # about 30 s; prints a Markdown table

@@ -45,7 +45,7 @@ Measurements (definitions, in the order of the report)
 2. **Throughput** over whole tasks (``--throughput-tasks``, default CORTEX and TradingAgents), all
    samples admitted at once (``max_samples`` = the task size) and ``max_connections = C``:
    samples per minute from the first sample's start to the last one's end, against the ideal
-   ``calls x latency / C`` (the issue's definition). No schedule can beat the slowest sample's
+   ``calls x latency / C`` (the target's definition). No schedule can beat the slowest sample's
    own critical path either, so the efficiency is given against both the ideal and the bound
    ``max(calls x latency / C, max_i R_i x latency)`` (time / measured time).
 3. **Calls and tokens per sample** against docs/protocols/calls.md: the

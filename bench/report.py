@@ -380,7 +380,7 @@ def report(data: dict[str, Any], written: list[Path]) -> str:
         "",
         (
             f"Whole tasks, every sample admitted at once, `max_connections={connections}`, latency {latency} s. "
-            "Measured = first sample's start to last sample's end; ideal = calls x latency / connections (the issue's "
+            "Measured = first sample's start to last sample's end; ideal = calls x latency / connections (the target's "
             "definition); since no schedule beats the slowest sample's own R x latency either, the efficiency is also "
             "given against bound = max(ideal, slowest R x latency)."
         ),

@@ -101,7 +101,7 @@ def python_block(text: str, first_line: str) -> str:
 
 def test_card_is_a_card():
     """The card is read in fifteen minutes (at most 30,000 characters, with at least 2,000 left
-    for the next change) and does not say the drift fixed in issue 16 (threshold 1.0 is not the
+    for the next change) and does not say the drift fixed earlier (threshold 1.0 is not the
     reference's output; the tie rule is ours)."""
     text = CARD.read_text(encoding="utf-8")
     assert len(text) <= 30_000 - 2_000, len(text)

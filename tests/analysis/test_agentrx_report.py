@@ -69,7 +69,7 @@ def _wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]
 
 
 def test_agreement_table_equals_the_raw_files(agentrx_report: tuple[list[dict], Path]) -> None:
-    """Agent 27/44, exact step 16/44, within 2 24/44 (the issue's figures), every k, the Wilson
+    """Agent 27/44, exact step 16/44, within 2 24/44 (the reported figures), every k, the Wilson
     intervals and Cohen's kappa, from the raw annotations with agents compared ignoring case."""
     _, out = agentrx_report
     pairs = _raw_pairs()

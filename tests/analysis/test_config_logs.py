@@ -1,5 +1,5 @@
 """Configuration identity on planted offline logs: what changes nothing pairs, what changes the
-samples is never pooled (issue 21, items 1 and 2)."""
+samples is never pooled."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One report compares every method (issue 21, item 7): three methods on three benchmarks in one
+"""One report compares every method: three methods on three benchmarks in one
 run; every Markdown table fits in 120 characters; every figure names its outcome, n and interval
 type, labels its axes and clips no text."""
 

@@ -1,4 +1,4 @@
-"""Seeded simulations of Table 1's paired test and its inverted interval (issue 21, items 3 and 5).
+"""Seeded simulations of Table 1's paired test and its inverted interval.
 
 Model: case c has baseline logit -0.3 + u_c, u_c ~ N(0, 1), the treatment adds delta; 10 epochs
 per protocol and case. REPS data sets per scenario, drawn in one numpy batch and tested with the

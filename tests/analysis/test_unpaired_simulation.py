@@ -1,5 +1,5 @@
 """Seeded simulations of Table 1's unpaired fallback and its inverted permutation interval
-(issue 30), in the model of test_table1_simulation: case logit -0.3 + u, u ~ N(0, 1), 10 epochs,
+in the model of test_table1_simulation: case logit -0.3 + u, u ~ N(0, 1), 10 epochs,
 +20 points = a logit shift of 0.985. Six cases, the baseline missing one: 5 shared cases, so the
 6 treatment case means are compared unpaired with the 5 baseline ones (462 relabellings, all
 enumerated). Monte-Carlo SE with 2,000 data sets: 0.49 points near 5% and near 95%.

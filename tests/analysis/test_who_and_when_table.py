@@ -31,7 +31,7 @@ def measured(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_accuracy_is_the_mean_of_case_means_not_of_trials() -> None:
-    """Issue 30's example: case A one scored trial, right; case B three, wrong. The case means are
+    """The worked example: case A one scored trial, right; case B three, wrong. The case means are
     1 and 0, so 50% (the mean over the four trials, 25%, weighs B three times); B's fourth trial
     errored (no score) and is no trial."""
     rows = [trial("A", 1, 1)] + [trial("B", 0, 0) for _ in range(3)] + [{**trial("B", 0, 0), "correct": math.nan}]

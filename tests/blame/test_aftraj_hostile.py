@@ -1,4 +1,4 @@
-"""AFTraj as strict as the other loaders, and its task's selections (issue 28): a selection that
+"""AFTraj as strict as the other loaders, and its task's selections: a selection that
 leaves no row is one line naming the argument, before any model call; names must be strings,
 conv_ids unique, JSON cells plain JSON, and the test split a list of conv_ids per subset."""
 

@@ -1,4 +1,4 @@
-"""AgentRx as strict as the other loaders (issue 28): one digit rule (plain ASCII digits) for ids
+"""AgentRx as strict as the other loaders: one digit rule (plain ASCII digits) for ids
 and step numbers, rewards that agree with the subset, and trial-aware ids, each refusal one
 DataFormatError naming file and field."""
 

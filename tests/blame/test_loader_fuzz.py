@@ -5,7 +5,7 @@ Fuzz (hypothesis, derandomised, fixed example counts): one node of a real Who&Wh
 or one cell of an AFTraj row, is replaced by an extreme value (wrong type, deep nesting, huge
 number, blank or padded string, empty container) or deleted, or the file's bytes are damaged.
 The loader must either return a valid trajectory or raise ``DataFormatError``; nothing else.
-The extremes named in issue 12 are pinned one by one below. Issue 28 adds NaN/Infinity, huge and
+The named extremes are pinned one by one below, with NaN/Infinity, huge and
 negative integers, non-ASCII digits, a BOM inside a string, and the records of a trajectory folder.
 """
 
@@ -198,7 +198,7 @@ def test_trajectory_folder_record_fuzz(data: st.DataObject, tmp_path_factory: py
     assert load_trajectory_folder(folder / "again") == [trajectory]
 
 
-# --- the extremes of issue 12, one by one ------------------------------------------------------------
+# --- the named extremes, one by one ---------------------------------------------------------------------
 
 
 def _ww(tmp_path: Path, **changes: Any) -> Path:

@@ -1,4 +1,4 @@
-"""The trajectory-folder reader as strict as the dataset loaders (issue 28): it refuses what no
+"""The trajectory-folder reader as strict as the dataset loaders: it refuses what no
 loader makes (a blank id, an empty log, a step label without step and agent, NaN, a repeated key,
 a meta contradicting the computed covariates, a data file that is a folder), each as one
 DataFormatError naming file and field; the writer refuses the same records, and two writers into

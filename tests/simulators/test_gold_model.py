@@ -1,4 +1,4 @@
-"""A gold-answering model is perfect on a generated folder (issue 29), except where the docs say a
+"""A gold-answering model is perfect on a generated folder, except where the docs say a
 method cannot be.
 
 The model ``blame_gold/<mode>`` (registered here) knows the labels of the test's folders; the

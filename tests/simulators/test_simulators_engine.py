@@ -1,4 +1,4 @@
-"""The simulators' labelled sessions by construction (issue 29, "Done when"), for every system:
+"""The simulators' labelled sessions by construction, for every system:
 same seed -> byte-identical folder; for every fault id each kept session flags its component and
 nothing else, its check passes on it and fails on its clean twin, and the twin equals it step by
 step before the step label; decisive = the two outcomes differ; combinations are the OR of their
@@ -187,7 +187,7 @@ def test_blames_five_fault_combination_is_made() -> None:
 
 @pytest.mark.parametrize("system_name", SYSTEMS)
 def test_no_floor_beats_the_most_frequent_vector(system_name: str) -> None:
-    """Counting speakers tells nothing the base rate does not (issue 29: no floor's exact-vector
+    """Counting speakers tells nothing the base rate does not (no floor's exact-vector
     accuracy more than 5 points above the most frequent vector's share): the most frequent
     sender, the first agent and the speaker of step 1, each as the predicted faulty set."""
     from collections import Counter

@@ -1,6 +1,6 @@
 """Tests for solvers/floors.py: the no-LLM rules, and their published numbers on Who&When.
 
-The pinned numbers are those of the issue (and of research/failure_attribution_field.md 1.5),
+The pinned numbers are those of the research notes (failure_attribution_field.md 1.5),
 computed here with the real loader and the real scorer values.
 """
 

@@ -1,5 +1,5 @@
 """Hostile component names: ``solvers._output.resolve_component`` resolves a name only to what it
-spells (issue 28, item 1).
+spells.
 
 A name reduced to nothing (``???``, an emoji, a non-Latin name under the old ``[a-z0-9]`` key)
 matches nothing; non-Latin names match after NFKC and case folding and keep their letters;
@@ -25,23 +25,23 @@ def _agents(*names: str) -> SystemSpec:
     return SystemSpec(name="s", components=[Component(id=n, name=n, kind="agent") for n in names])
 
 
-ISSUE = _agents("Orchestrator", "网页浏览员")
-"""The issue's reproduction: one agent renamed with no Latin letter."""
+RENAMED = _agents("Orchestrator", "网页浏览员")
+"""The reported case: one agent renamed with no Latin letter."""
 CHINESE = _agents("Orchestrator", "网页浏览员", "协调员")
 MIXED = _agents("Agent_网页", "Agent_协调")
 LATIN = _agents("Orchestrator", "WebSurfer", "Coder")
 
 
-@pytest.mark.parametrize("system", [ISSUE, CHINESE])
+@pytest.mark.parametrize("system", [RENAMED, CHINESE])
 @pytest.mark.parametrize("answer", ["???", "！", "🙂", "Вебсерфер", "协调员x", "—", "\u200b", "٭٭", "\u0301", "🙂\ufe0f"])
 def test_an_answer_that_spells_no_name_resolves_to_nothing(answer: str, system: SystemSpec) -> None:
-    """The issue's reproduction and its kin: punctuation, symbols, format characters, a lone
+    """The reported case and its kin: punctuation, symbols, format characters, a lone
     combining mark and other scripts do not resolve to a non-Latin name."""
     assert resolve_component(answer, system) is None
 
 
 def test_non_latin_names_resolve_to_themselves_only() -> None:
-    assert resolve_component("协调员", ISSUE) is None
+    assert resolve_component("协调员", RENAMED) is None
     assert resolve_component("网页浏览员", CHINESE) == "网页浏览员"
     assert resolve_component("协调员", CHINESE) == "协调员"
     assert resolve_component("网页", CHINESE) is None
@@ -121,7 +121,7 @@ def test_parsers_report_an_unknown_agent_not_a_match() -> None:
 def _renamed() -> Trajectory:
     """A Who&When-like folder with one agent renamed 网页浏览员, the label on it."""
     return Trajectory(
-        id="renamed", source="unit", label_kind="step", task="Find the page.", system=ISSUE,
+        id="renamed", source="unit", label_kind="step", task="Find the page.", system=RENAMED,
         steps=[Step(index=0, agent="Orchestrator", kind="agent", content="Search the web."),
                Step(index=1, agent="网页浏览员", kind="agent", content="I found nothing.")],
         label=FaultLabel(faulty=["网页浏览员"], step=1, agent="网页浏览员"),
@@ -131,7 +131,7 @@ def _renamed() -> Trajectory:
 @pytest.mark.parametrize("solver", [all_at_once, a2p])
 @pytest.mark.parametrize("answer", ["???", "Вебсерфер", "协调员"])
 def test_a_wrong_name_is_not_scored_correct(solver, answer: str, tmp_path) -> None:
-    """The issue's end-to-end case: these answers scored joint 1.0 on the old resolver."""
+    """The reported end-to-end case: these answers scored joint 1.0 on the old resolver."""
     text = json.dumps({"abduction": "", "action": "", "prediction": "", "reason": "", "agent": answer, "step": 1})
     sample = run_one(_renamed(), solver(), scripted([text]), tmp_path)
     attribution = saved(sample)

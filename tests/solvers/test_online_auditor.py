@@ -462,7 +462,7 @@ def test_real_tasks_offline_both_walks_agree(task_name, policy, tmp_path):
 
 def test_random_offline_model_mostly_gives_valid_attributions(tmp_path):
     """With the two-shape schema and the step bounded by the prefix, at most 20% of samples end
-    invalid under offline/random (the issue's target): here 40 samples of who_and_when with safe
+    invalid under offline/random (the target): here 40 samples of who_and_when with safe
     controls (logs and controls). The schema admits no invalid verdict and the random policy
     sends no malformed text, so the share is 0 (0 of all 348 samples, BENCHMARK.md)."""
     [log] = eval(who_and_when(subset="hand_crafted", safe_controls=True), solver=online_auditor(),

@@ -1,4 +1,4 @@
-"""Exact ties in propose-and-verify's decision (issue 28, item 9): equal mean confidences compare
+"""Exact ties in propose-and-verify's decision: equal mean confidences compare
 equal, so the documented tie-breaks (more proposers, earliest step, first proposed) decide."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Sample metadata and task construction (issue 28): a record's meta never overrides a computed
+"""Sample metadata and task construction: a record's meta never overrides a computed
 covariate (a clash is one line naming the record and the key), sample ids are unique, and a task
 whose records cannot be scored fails when it is built, before any model call."""
 
