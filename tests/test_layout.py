@@ -1,6 +1,6 @@
 """The code's layout: layers import downwards only, and no module is over 600 lines.
 
-The layers, in the order of README.md's *Layout* section: a module may import the suite's own
+The layers, in the order of docs/developing.md's *Layers* section: a module may import the suite's own
 packages that come before its package in :data:`LAYERS` (and its own package), nothing above.
 Above all, the core (``blame``) imports no other part of the suite. Imports inside functions
 count too.
@@ -72,12 +72,14 @@ def test_layers_import_downwards() -> None:
     assert upward == []
 
 
-def test_readme_layout_lists_the_layers_in_order() -> None:
-    """README.md's *Layout* section names the packages in the order this test enforces."""
+def test_docs_list_the_layers_in_order() -> None:
+    """docs/developing.md's *Layers* section and README.md's *Layout* section name the packages in
+    the order this test enforces."""
+    developing = (REPO / "docs" / "developing.md").read_text(encoding="utf-8")
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
-    named = [name for name in re.findall(r"`(\w+)/`", section) if name in LAYERS]
-    assert named == LAYERS
+    for section in [developing.split("### Layers", 1)[1].split("\n### ", 1)[0], readme.split("## Layout", 1)[1].split("\n## ", 1)[0]]:
+        named = [name for name in re.findall(r"`(\w+)/`", section) if name in LAYERS]
+        assert named == LAYERS
 
 
 def test_no_module_over_600_lines() -> None:
