@@ -1,6 +1,6 @@
 """The commands shown in a Markdown file, and a scratch folder in which to run them as written.
 
-Shared by ``tests/test_docs.py`` (every command of README.md and BENCHMARK.md) and
+Shared by ``tests/test_docs.py`` (every command of README.md, BENCHMARK.md and the docs pages it lists) and
 ``tests/tasks/test_readme_gpu.py`` (README's GPU section).
 """
 

@@ -1,6 +1,6 @@
-"""BENCHMARK.md section 8 followed as written: its example methods pass what CI asks of a method.
+"""docs/adding_a_method.md followed as written: its example methods pass what CI asks of a method.
 
-The section's ``# solvers/<name>.py`` blocks (a rule and a model-calling method) are copied
+The page's ``# solvers/<name>.py`` blocks (a rule and a model-calling method) are copied
 verbatim into a folder added to the ``solvers`` package's path, and its ``diff`` block is applied
 to the real ``solvers/__init__.py`` (each context line must be there); the registry that edited
 file builds is then installed for the duration of this module. The contract, framing, framing
@@ -30,21 +30,20 @@ from simulators import generate
 sys.path.insert(0, str(docs.REPO / "tests" / "simulators"))
 import test_gold_model as gold  # noqa: E402  (tests/simulators is not on the path by default)
 
-SECTION = "## 8. Adding a method"
+PAGE = docs.REPO / "docs" / "adding_a_method.md"
 
 
 def section_blocks() -> tuple[dict[str, str], str]:
-    """Section 8's examples (name -> its module's source, each block opening with
+    """The page's examples (name -> its module's source, each block opening with
     ``# solvers/<name>.py``) and the registration diff."""
-    text = docs.CARD.read_text(encoding="utf-8")
-    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    section = PAGE.read_text(encoding="utf-8")
     modules = {}
     for block in re.findall(r"```python\n(.*?)```", section, flags=re.S):
         name = re.match(r"# solvers/(\w+)\.py\n", block)
         if name:
             modules[name.group(1)] = block
     diffs = re.findall(r"```diff\n(.*?)```", section, flags=re.S)
-    assert modules and len(diffs) == 1, "section 8 shows `# solvers/<name>.py` blocks and one diff"
+    assert modules and len(diffs) == 1, "the page shows `# solvers/<name>.py` blocks and one diff"
     return modules, diffs[0]
 
 
@@ -65,12 +64,12 @@ def with_additions(source: str, diff: str) -> str:
                 lines.insert(at, text)
                 at += 1
             continue
-        assert mark == " ", f"section 8's diff line {line!r} is neither added (+) nor context (space)"
-        assert text in lines[at or 0 :], f"section 8's context line {text!r} is not in solvers/__init__.py"
+        assert mark == " ", f"the page's diff line {line!r} is neither added (+) nor context (space)"
+        assert text in lines[at or 0 :], f"the page's context line {text!r} is not in solvers/__init__.py"
         found = lines.index(text, at or 0)
         lines[found:found] = leading
         at, leading = found + len(leading) + 1, []
-    assert not leading, "section 8's diff has no context line"
+    assert not leading, "the page's diff has no context line"
     return "\n".join(lines) + "\n"
 
 
@@ -87,7 +86,7 @@ def test_with_additions_places_lines_as_a_diff_reads() -> None:
 
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
-    """Section 8's methods, written and registered as the section says; their names. The registry
+    """The page's methods, written and registered as the section says; their names. The registry
     the edited ``solvers/__init__.py`` builds must keep every registered method and add these."""
     modules, diff = section_blocks()
     folder = tmp_path_factory.mktemp("solvers")
@@ -100,12 +99,12 @@ def examples(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
         exec(compile(with_additions(init.read_text(encoding="utf-8"), diff), str(init), "exec"), edited)
         for registry in ("SOLVERS", "NO_MODEL"):
             real, new = getattr(solvers, registry), edited[registry]
-            assert isinstance(new, dict) and set(real) <= set(new), f"section 8's diff drops methods from {registry}"
+            assert isinstance(new, dict) and set(real) <= set(new), f"the page's diff drops methods from {registry}"
             for key in set(new) - set(real):
                 patch.setitem(real, key, new[key])
-        assert set(EXAMPLES) <= set(solvers.SOLVERS), "section 8's diff does not register every example"
+        assert set(EXAMPLES) <= set(solvers.SOLVERS), "the page's diff does not register every example"
         assert set(EXAMPLES) & set(solvers.NO_MODEL) and set(EXAMPLES) - set(solvers.NO_MODEL), (
-            "section 8 shows a rule and a model-calling method")
+            "the page shows a rule and a model-calling method")
         yield EXAMPLES
     for name in EXAMPLES:
         sys.modules.pop(f"solvers.{name}", None)
@@ -167,36 +166,34 @@ def gold_folders(tmp_path: Path) -> Iterator[dict[str, Path]]:
 
 
 def test_model_calling_example_is_perfect_with_a_gold_model(
-    examples: list[str], gold_folders: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    examples: list[str], gold_folders: dict[str, Path], tmp_path: Path
 ) -> None:
-    """Put in ``test_gold_model.SETS`` as section 8 says, the model-calling example passes that
-    module's tests: a gold-answering model makes it exact under step and vector scoring."""
+    """The model-calling example passes ``test_gold_model``'s tests with no edit to them: its
+    expectation comes from what the example declares (``LOG_VIEW``, ``NAMES``)."""
     for name in calling_a_model(examples):
-        monkeypatch.setattr(gold, "SETS", gold.SETS | {name})
         gold.test_a_gold_model_is_perfect_under_step_scoring(name, gold_folders, tmp_path / f"{name}-step")
         gold.test_a_gold_model_is_perfect_under_vector_scoring_within_what_the_method_can_name(
             name, gold_folders, tmp_path / f"{name}-vector")
 
 
-def with_row(card: str, name: str) -> str:
-    """``card`` with a last row for solver ``name`` in section 4's options table: its options and
-    their defaults as the signature has them (the row section 8 asks of a method with options)."""
+def with_row(page: str, name: str) -> str:
+    """``page`` (docs/options.md) with a last row for solver ``name`` in its methods table: its
+    options and their defaults as the signature has them (the row the page asks of a method with
+    options)."""
     options = " ".join(f"`{key}={value}`" for key, value in docs.signature_defaults(solvers.SOLVERS[name]).items())
-    head, table = card.split("| solver | options (defaults) |", 1)
+    head, table = page.split("| solver | options (defaults) |", 1)
     rows, rest = table.split("\n\n", 1)
     return f"{head}| solver | options (defaults) |{rows}\n| `{name}` | {options} |\n\n{rest}"
 
 
 def test_examples_meet_the_options_table(examples: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The card's options table and every ``-S`` it shows agree with the registry once the
-    model-calling example has its section 4 row (and not before), and with the row the card is
-    still a card (``test_docs.test_card_is_a_card``)."""
+    """docs/options.md's methods table and every ``-S`` the docs show agree with the registry once
+    the model-calling example has its row (and not before)."""
     [name] = calling_a_model(examples)
     with pytest.raises(AssertionError, match=name):
         docs.test_solver_options_table_matches_signatures()
-    card = tmp_path / "BENCHMARK.md"
-    card.write_text(with_row(docs.CARD.read_text(encoding="utf-8"), name), encoding="utf-8")
-    monkeypatch.setattr(docs, "CARD", card)
+    page = tmp_path / "options.md"
+    page.write_text(with_row(docs.OPTIONS.read_text(encoding="utf-8"), name), encoding="utf-8")
+    monkeypatch.setattr(docs, "OPTIONS", page)
     docs.test_solver_options_table_matches_signatures()
-    docs.test_card_is_a_card()
     docs.test_every_argument_shown_exists()
