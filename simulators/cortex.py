@@ -332,7 +332,7 @@ FAULTS = {f.id: f for f in [
           _drop_first_stop, lambda s: s.state.get("undelivered", 0) > 0, prepare=_tired(True)),
     Fault("PAT-X", "patient", "patient_drift", "the child's undisclosed fatigue makes the heart rate climb",
           lambda _c, drift, rng: round(rng.uniform(3.5, 5.0), 2),
-          lambda s: s.state["drift"] > 3 and not s.scenario["tired_disclosed"], prepare=_prepare_patient),
+          lambda s: s.state["drift"] > 3 and not s.scenario["tired_disclosed"], prepare=_prepare_patient, drawn=False),
 ]}
 
 HARD_NEGATIVES = {h.name: h for h in [
@@ -363,5 +363,11 @@ SYSTEM = System(
     faults=FAULTS,
     hard_negatives=HARD_NEGATIVES,
     conflicts=frozenset(frozenset(pair) for pair in [("PAT-X", "EXO-X"), ("PAT-X", "PT-X"),
-                                                     ("PAT-X", "COMM-X"), ("PT-X", "COMM-X")]),
+                                                     ("PAT-X", "COMM-X"), ("PT-X", "COMM-X"),
+                                                     ("EXO-X", "CR-X")]),
+    blame_mix=(("GUA-X",), ("CR-X",), ("EXO-X",), ("PT-X",), ("DD-X",), ("DD-X", "CR-X"), ("DD-X", "GUA-X"),
+               ("DD-X", "EXO-X"), ("PT-X", "GUA-X"), ("EXO-X", "GUA-X"), ("PT-X", "EXO-X"), ("CR-X", "PT-X"),
+               ("DD-X", "PT-X")),
+    blame_unbuilt=("cortex 70 (Chief-X, Sensor-Broken) and cortex 100 (all five): CR-X's Plan 4 turns the monitor "
+                   "off, so EXO-X's stuck sensor leaves no trace beside it",),
 )

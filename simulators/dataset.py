@@ -2,23 +2,31 @@
 
 Per session ``i`` a plan stream ``Random("<seed>:plan:<i>")`` draws safe (probability
 ``safe_share``) or faulty, and for a faulty one k in 1..``max_faults`` faults on distinct
-components (never a declared conflict). Attempt ``a`` runs with seed ``(seed << 40) | (i << 10) |
-a``: the faulty session and its clean twin (same scenario and seeds, no fault). A faulty session
-is kept only when every fault changed what its component produced, the log differs from the
-twin's, every fault's check passes on it and fails on the twin, and the twin succeeds
-(``decisive_only``: and the session fails); a safe one only when it is a *verified-safe run*
-(outcome success, every tool call valid, every turn coherent) and its hard negative, if any,
-showed. Anything else is regenerated with the next seed and counted by reason.
+components (never a declared conflict) from the pool (``faults``, default every fault in the
+default draw, ``Fault.drawn``). Attempt ``a`` runs with seed ``(seed << 40) | (i << 10) | a``:
+the faulty session and its clean twin (same scenario and seeds, no fault). A faulty session is
+kept only when every fault changed what its component produced, the log differs from the twin's,
+every fault's check passes on it and fails on the twin, the twin succeeds, and removing any one
+fault changes some step's text (``simulators.causes``; ``decisive_only``: and the session
+fails); a safe one only when it is a *verified-safe run* (outcome success, every tool call
+valid, every turn coherent) and its hard negative, if any, showed. Anything else is regenerated
+with the next seed and counted by reason.
 
-Labels by construction: ``faulty`` = the injected components only; ``fault_names`` the fault
-ids; ``failures`` one entry (step, agent) per agent fault, at the step its injection first
-changed; ``step``/``agent`` the earliest of them (faults of non-agent components carry the vector
-only). ``meta`` (stripped from what a method sees) records the outcome, the twin's, ``decisive``,
-the first step that differs from the twin, the seeds, the hard negative and the fault ids.
+Labels by construction (``label_source: constructed``): ``faulty`` = the injected components
+only; ``fault_names`` the fault ids; ``failures`` one entry (step, agent) per agent fault that
+caused the failure (``simulators.causes``: but-for causes, or the minimal sufficient sets of an
+over-determined failure), at the step its injection first changed; ``step``/``agent`` the
+earliest of them. A session that did not fail, or whose causes are non-agent faults only, carries
+the vector only (no step label: ``-T score=step`` leaves it out). ``meta`` (stripped from what a
+method sees) records the outcome, the twin's, ``decisive``, ``causes``, ``overdetermined``, the
+first step that differs from the twin, the seeds, the hard negative and the fault ids. Each
+faulty session's clean twin is exported too (``clean_twins/``, id ``<id>-twin``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -27,8 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from blame.arguments import invalid_argument
-from blame.schema import FaultLabel, ListedFailure, Trajectory
+from blame.schema import FaultLabel, LabelProvenance, ListedFailure, Trajectory
 from blame.trajectory_folder import write_trajectories
+from simulators.causes import Causes, analyse, trivial
 from simulators.engine import (
     Fault,
     HardNegative,
@@ -42,7 +51,7 @@ from simulators.engine import (
     run_session,
 )
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 MAX_ATTEMPTS = 100
 MAX_REDRAWS = 5
 
@@ -103,17 +112,22 @@ def safe_rejection(run: Run, hard_negative: HardNegative | None) -> str | None:
 
 
 def trajectory_record(system: System, index: int, seed: int, attempt_seed: int, faults: Sequence[Fault], run: Run,
-                twin: Run | None, hard_negative: HardNegative | None, extra: dict[str, Any] | None = None) -> Trajectory:
+                      twin: Run | None, hard_negative: HardNegative | None, extra: dict[str, Any] | None = None,
+                      causes: Causes | None = None) -> Trajectory:
+    """The kept session as a record; ``causes`` (:func:`simulators.causes.analyse`) decides its
+    step label (None: :func:`simulators.causes.trivial`, enough for one fault)."""
     session = run.session
     spec = system.spec
     order = spec.ids
     label = None
     difference = None
     if faults:
+        causes = causes or trivial(faults, run)
+        causal = set(causes.causes) if causes else set()
         difference = first_difference(session.steps, twin.session.steps)  # type: ignore[union-attr]
         failures = sorted(
             (ListedFailure(step=session.injections[f.id][0], agent=f.component, category=f.id, reason=f.summary)
-             for f in faults if system.component_kind(f.component) == "agent"),
+             for f in faults if f.id in causal and system.component_kind(f.component) == "agent"),
             key=lambda failure: (failure.step, order.index(failure.agent)))
         label = FaultLabel(
             faulty=sorted({f.component for f in faults}, key=order.index),
@@ -122,6 +136,7 @@ def trajectory_record(system: System, index: int, seed: int, attempt_seed: int, 
             reason="; ".join(f"{f.id}: {f.summary}" for f in faults),
             fault_names=[f.id for f in faults],
             failures=failures,
+            provenance=LabelProvenance(source="constructed", method=f"simulators {GENERATOR_VERSION}"),
         )
     return Trajectory(
         id=f"{system.key}-{seed}-{index:05d}",
@@ -131,7 +146,7 @@ def trajectory_record(system: System, index: int, seed: int, attempt_seed: int, 
         system=spec,
         steps=session.steps,
         label=label,
-        outcome_known=run.failed,
+        outcome="failed" if run.failed else "succeeded",
         meta={
             "system": system.key,
             "generator": f"simulators {GENERATOR_VERSION}",
@@ -143,6 +158,8 @@ def trajectory_record(system: System, index: int, seed: int, attempt_seed: int, 
             "outcome": "failure" if run.failed else "success",
             "twin_outcome": None if twin is None else ("failure" if twin.failed else "success"),
             "decisive": None if twin is None else run.failed != twin.failed,
+            "causes": None if not faults or causes is None else ",".join(causes.causes),
+            "overdetermined": None if not faults or causes is None else causes.overdetermined,
             "first_difference": difference,
             "hard_negative": hard_negative.name if hard_negative else None,
             "verified_safe": not faults,
@@ -154,71 +171,137 @@ def trajectory_record(system: System, index: int, seed: int, attempt_seed: int, 
     )
 
 
+def twin_record(system: System, record: Trajectory, twin: Run) -> Trajectory:
+    """A faulty session's clean twin as a record of its own (no label, id ``<id>-twin``)."""
+    made = trajectory_record(system, 0, int(record.meta["seed"]), int(record.meta["session_seed"]), [], twin, None,
+                             None, {"twin_of": record.id, "verified_safe": False})
+    return made.model_copy(update={"id": f"{record.id}-twin"})
+
+
+MIXES = ("blame",)
+"""The values of ``mix``: ``blame`` draws each faulty session's fault set uniformly from the
+system's ``blame_mix`` (BLAME's cases: single and multi-fault, faulty components, in its
+proportions)."""
+
+
 def plan_session(system: System, pool: Sequence[str], seed: int, index: int, max_faults: int,
-                 safe_share: float) -> tuple[random.Random, list[Fault], HardNegative | None]:
+                 safe_share: float, mix: str | None = None) -> tuple[random.Random, list[Fault], HardNegative | None]:
     """Session ``index``'s plan stream, its faults (none: a safe run) and its hard negative."""
     plan = random.Random(f"{seed}:plan:{index}")
     safe = not pool or plan.random() < safe_share
-    chosen = [] if safe else _draw_faults(system, pool, plan.randint(1, max_faults), plan)
+    chosen = [] if safe else draw(system, pool, max_faults, plan, mix)
     negatives: list[HardNegative | None] = [None, *system.hard_negatives.values()]
     return plan, chosen, plan.choice(negatives) if safe else None
 
 
+def draw(system: System, pool: Sequence[str], max_faults: int, plan: random.Random, mix: str | None,
+         size: int | None = None) -> list[Fault]:
+    """A faulty session's fault set: one of BLAME's (``mix="blame"``), else ``size`` (default
+    1..``max_faults``) faults of ``pool`` that can be drawn together."""
+    if mix == "blame":
+        return [system.faults[f] for f in plan.choice(system.blame_mix)]
+    return _draw_faults(system, pool, size or plan.randint(1, max_faults), plan)
+
+
+def default_pool(system: System) -> list[str]:
+    """The faults drawn when none are named: those in the default draw (``Fault.drawn``)."""
+    return [f.id for f in system.faults.values() if f.drawn]
+
+
+def mix_pool(system: System, mix: str | None) -> list[str]:
+    """The faults a mix draws, in catalogue order."""
+    named = {f for group in system.blame_mix for f in group}
+    return [f for f in system.faults if f in named]
+
+
 def generate_records(system: System, sessions: int, seed: int, faults: Sequence[str] | None = None,
                      max_faults: int = 1, safe_share: float = 0.25, decisive_only: bool = False,
-                     progress: Callable[[int, int], None] | None = None) -> tuple[list[Trajectory], dict[str, Any]]:
-    """The kept trajectories and a summary (counts by fault, outcome and regeneration reason)."""
-    pool = list(faults) if faults is not None else list(system.faults)
+                     progress: Callable[[int, int], None] | None = None,
+                     twins: list[Trajectory] | None = None,
+                     mix: str | None = None) -> tuple[list[Trajectory], dict[str, Any]]:
+    """The kept trajectories and a summary (counts by fault, outcome and regeneration reason);
+    each faulty session's clean twin is appended to ``twins`` when it is given."""
+    pool = mix_pool(system, mix) if mix else list(faults) if faults is not None else default_pool(system)
     backend = TemplateBackend()
     records: list[Trajectory] = []
     regenerations: Counter[str] = Counter()
     redraws = 0
     for i in range(sessions):
-        plan, chosen, negative = plan_session(system, pool, seed, i, max_faults, safe_share)
+        plan, chosen, negative = plan_session(system, pool, seed, i, max_faults, safe_share, mix)
         kept = None
         for attempt in range(MAX_ATTEMPTS * (MAX_REDRAWS + 1)):
             if attempt and attempt % MAX_ATTEMPTS == 0 and chosen:
                 redraws += 1
-                chosen = _draw_faults(system, pool, len(chosen), plan)
+                chosen = draw(system, pool, max_faults, plan, mix, len(chosen))
             attempt_seed = (seed << 40) | (i << 10) | attempt
             scenario = prepared_scenario(system, attempt_seed, chosen, negative)
             twin = run_session(system, scenario, attempt_seed, [], backend)
+            causes = None
             if chosen:
                 run = run_session(system, scenario, attempt_seed, chosen, backend)
                 reason = rejection(system, chosen, run, twin, decisive_only)
+                if reason is None:
+                    causes = analyse(system, scenario, attempt_seed, chosen, run, twin, backend)
+                    reason = f"{causes.silent[0]}: its removal changes no step text" if causes.silent else None
             else:
                 run, reason = twin, safe_rejection(twin, negative)
             if reason is None:
-                kept = trajectory_record(system, i, seed, attempt_seed, chosen, run, twin if chosen else None, negative)
+                kept = trajectory_record(system, i, seed, attempt_seed, chosen, run, twin if chosen else None, negative,
+                                         causes=causes)
                 break
             regenerations[reason] += 1
         if kept is None:
             raise RuntimeError(f"session {i}: no session of {[f.id for f in chosen]} could be kept "
                                f"in {MAX_ATTEMPTS * (MAX_REDRAWS + 1)} attempts")
         records.append(kept)
+        if twins is not None and chosen:
+            twins.append(twin_record(system, kept, twin))
         if progress is not None:
             progress(i + 1, sessions)
-    return records, summary_of(system, seed, records, regenerations, redraws, max_faults, safe_share, decisive_only)
+    return records, summary_of(system, seed, records, regenerations, redraws, max_faults, safe_share, decisive_only,
+                               faults=pool, mix=mix)
+
+
+def data_hash(records: Sequence[Trajectory]) -> str:
+    """The sha256 of the records' JSON, in order (the card states it; a reader recomputes it)."""
+    digest = hashlib.sha256()
+    for record in records:
+        digest.update(record.model_dump_json().encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
 
 
 def summary_of(system: System, seed: int, records: list[Trajectory], regenerations: Counter[str], redraws: int,
-             max_faults: int, safe_share: float, decisive_only: bool, mode: str = "template",
-             model: str | None = None) -> dict[str, Any]:
+               max_faults: int, safe_share: float, decisive_only: bool, mode: str = "template",
+               model: str | None = None, faults: Sequence[str] | None = None, mix: str | None = None) -> dict[str, Any]:
+    """The folder's summary: every generation option (``options``, which a rerun must match),
+    the data's hash and the counts the card states."""
+    pool = list(faults) if faults is not None else default_pool(system)
     by_fault: Counter[str] = Counter()
+    decisive_by_fault: Counter[str] = Counter()
     for t in records:
         for name in (t.label.fault_names if t.label else []):
             by_fault[name] += 1
+            decisive_by_fault[name] += t.meta["outcome"] == "failure"
+    faulty = [t for t in records if t.label is not None]
+    options = {"generator": f"simulators {GENERATOR_VERSION}", "system": system.key, "mode": mode, "model": model,
+               "seed": seed, "sessions": len(records), "faults": pool, "max_faults": max_faults,
+               "safe_share": safe_share, "decisive_only": decisive_only, "mix": mix}
     return {
-        "generator": f"simulators {GENERATOR_VERSION}", "system": system.key, "mode": mode, "model": model,
-        "seed": seed, "sessions": len(records), "max_faults": max_faults, "safe_share": safe_share,
-        "decisive_only": decisive_only,
-        "safe": sum(t.label is None for t in records),
+        **options, "options": options, "data_sha256": data_hash(records), "label_source": "constructed",
+        "safe": len(records) - len(faulty),
         "hard_negatives": dict(sorted(Counter(str(t.meta["hard_negative"]) for t in records
                                               if t.meta["hard_negative"]).items())),
-        "faulty": sum(t.label is not None for t in records),
+        "faulty": len(faulty),
         "decisive": sum(t.meta["decisive"] is True for t in records),
         "failures": sum(t.meta["outcome"] == "failure" for t in records),
+        "step_labels": sum(t.label.step is not None for t in faulty),
+        "vector_only": sum(t.label.step is None for t in faulty),
+        "overdetermined": sum(t.meta.get("overdetermined") is True for t in records),
         "by_fault": dict(sorted(by_fault.items())),
+        "never_decisive": [f for f in pool if by_fault[f] and not decisive_by_fault[f]],
+        "out_of_default_draw": [f for f in system.faults if f not in default_pool(system)],
+        "mix_leaves_out": list(system.blame_unbuilt) if mix == "blame" else [],
         "by_vector_size": dict(sorted(Counter(int(t.meta["n_errors"]) for t in records).items())),
         "regenerations": sum(regenerations.values()),
         "regeneration_reasons": dict(sorted(regenerations.items())),
@@ -227,19 +310,37 @@ def summary_of(system: System, seed: int, records: list[Trajectory], regeneratio
 
 
 def card_text(summary: dict[str, Any]) -> str:
-    """The dataset card's description: generator, system, mode, seeds, counts, regenerations."""
+    """The dataset card's description: every generation option (also as one JSON line, which
+    ``blame sweep`` compares), the data's hash, counts, regenerations."""
+    options = summary.get("options") or {k: summary.get(k) for k in ("generator", "system", "mode", "model", "seed",
+                                                                      "sessions", "faults", "max_faults", "safe_share",
+                                                                      "decisive_only", "mix")}
     lines = [
         f"Generated by BLAME-bench {summary['generator']} (system `{summary['system']}`, mode "
         f"`{summary['mode']}`, model: {summary['model'] or 'none (templates)'}), seed {summary['seed']}, "
-        f"max faults {summary['max_faults']}, safe share {summary['safe_share']}, decisive only "
-        f"{summary['decisive_only']}. Labels are by construction (docs/simulators.md): only injected "
-        "components are faulty; safe runs have no label and passed the outcome, integrity and coherence checks.",
+        f"faults {', '.join(options['faults'] or []) or 'none'}, max faults {summary['max_faults']}, safe share "
+        f"{summary['safe_share']}, decisive only {summary['decisive_only']}, mix {summary.get('mix') or 'none'}. "
+        "Labels are constructed "
+        "(`label_source: constructed`, docs/simulators.md): only injected components are faulty; a step label only "
+        "on a session that failed while its clean twin succeeded, at the earliest agent fault that caused the "
+        "failure (leave-one-out counterfactuals); safe runs have no label and passed the outcome, integrity and "
+        "coherence checks. Each faulty session's clean twin is in `clean_twins/` (a folder of its own).",
         "",
+        f"- generation options: `{json.dumps(options, sort_keys=True)}`",
+        f"- data sha256: `{summary.get('data_sha256', 'not recorded')}`",
         f"- sessions: {summary['sessions']} ({summary['safe']} verified-safe, {summary['faulty']} with faults, "
         f"{summary['decisive']} decisive, {summary['failures']} failed)",
+        f"- step labels: {summary.get('step_labels', 'n/a')}; faulty sessions with the vector only (no fault caused "
+        f"a failure at an agent step: left out under `-T score=step`): {summary.get('vector_only', 'n/a')}; "
+        f"over-determined failures: {summary.get('overdetermined', 'n/a')}",
         f"- hard negatives among the safe runs: {summary['hard_negatives'] or 'none'}",
         f"- sessions by fault: {summary['by_fault'] or 'none'}",
+        f"- faults never decisive here (no kept session of theirs failed): {summary.get('never_decisive') or 'none'}",
+        f"- faults out of the default draw (never or almost never decisive as built; `--decisive-only` refuses "
+        f"them; drawn only when named with --faults): {summary.get('out_of_default_draw') or 'none'}",
         f"- sessions by number of faulty components: {summary['by_vector_size']}",
+        *([f"- BLAME's cases the mix leaves out: {'; '.join(summary['mix_leaves_out'])}"]
+          if summary.get("mix_leaves_out") else []),
         f"- regenerations: {summary['regenerations']} {summary['regeneration_reasons'] or ''}".rstrip(),
         f"- fault sets redrawn: {summary['fault_sets_redrawn']}",
     ]
@@ -250,10 +351,22 @@ def card_text(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def export(system: System, records: list[Trajectory], summary: dict[str, Any], out: str | Path) -> Path:
-    """Write the records as a trajectory folder whose card holds :func:`card_text`."""
+TWINS = "clean_twins"
+"""The sub-folder holding each faulty session's clean twin (a trajectory folder of its own)."""
+
+
+def export(system: System, records: list[Trajectory], summary: dict[str, Any], out: str | Path,
+           twins: Sequence[Trajectory] = ()) -> Path:
+    """Write the records as a trajectory folder whose card holds :func:`card_text`, and the clean
+    twins (if any) as the folder ``out/clean_twins``."""
     title = f"Generated {system.spec.name} sessions (BLAME-bench simulators, seed {summary['seed']})"
-    return write_trajectories(records, out, title=title, description=card_text(summary), license="cc0-1.0")
+    folder = write_trajectories(records, out, title=title, description=card_text(summary), license="cc0-1.0")
+    if twins:
+        write_trajectories(list(twins), folder / TWINS, title=f"{title}: clean twins",
+                           description=f"The clean twin of each faulty session of the folder above (same scenario and "
+                           f"seeds, no fault; `meta.twin_of` names the session): {len(twins)} runs, no labels.",
+                           license="cc0-1.0")
+    return folder
 
 
 MAX_SESSIONS = 20_000
@@ -262,19 +375,32 @@ MAX_SEED = 2**31 - 1
 
 
 def check_arguments(system: System, sessions: Any, seed: Any, faults: Sequence[str] | None, max_faults: Any,
-                    safe_share: Any) -> None:
-    """One-line errors for arguments outside their valid values."""
+                    safe_share: Any, decisive_only: Any = False, mix: Any = None) -> None:
+    """One-line errors for arguments outside their valid values, before any work; with
+    ``decisive_only`` True, a fault it could never keep (one out of the default draw) too."""
     if isinstance(sessions, bool) or not isinstance(sessions, int) or not 1 <= sessions <= MAX_SESSIONS:
         raise invalid_argument("sessions", sessions, f"a whole number of sessions from 1 to {MAX_SESSIONS:,} "
                                "(more: several folders with different seeds)")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
         raise invalid_argument("seed", seed, f"a whole number from 0 to {MAX_SEED:,}")
     if faults is not None:
-        unknown = [f for f in faults if f not in system.faults]
-        if unknown or not faults:
-            raise invalid_argument("faults", ",".join(faults), f"fault ids of {system.key}: {', '.join(system.faults)}")
-    most = largest_set(system, list(faults) if faults is not None else list(system.faults))
-    if isinstance(max_faults, bool) or not isinstance(max_faults, int) or not 1 <= max_faults <= most:
+        if isinstance(faults, str) or not isinstance(faults, Sequence) or not faults or not all(
+                isinstance(f, str) and f in system.faults for f in faults):
+            shown = ",".join(map(str, faults)) if isinstance(faults, Sequence) else faults
+            raise invalid_argument("faults", shown, f"fault ids of {system.key}: {', '.join(system.faults)}")
+    if mix is not None:
+        if mix not in MIXES:
+            raise invalid_argument("mix", mix, f"None or one of {', '.join(MIXES)}")
+        if faults is not None or max_faults != 1:
+            raise invalid_argument("faults" if faults is not None else "max_faults", faults or max_faults,
+                                   f"left at its default with mix={mix} (the mix draws every fault set)")
+    pool = mix_pool(system, mix) if mix else list(faults) if faults is not None else default_pool(system)
+    never = [f for f in pool if not system.faults[f].drawn]
+    if decisive_only is True and never:
+        raise invalid_argument("faults", ",".join(pool), f"faults that can decide the outcome with decisive_only "
+                               f"({', '.join(never)}: never or almost never decisive as built, so never kept)")
+    most = largest_set(system, pool)
+    if mix is None and (isinstance(max_faults, bool) or not isinstance(max_faults, int) or not 1 <= max_faults <= most):
         raise invalid_argument("max_faults", max_faults, f"a whole number from 1 to {most} (the most of these faults "
                                "that can show in one session)")
     if isinstance(safe_share, bool) or not isinstance(safe_share, int | float) or not 0 <= safe_share <= 1:

@@ -56,7 +56,9 @@ class Fault:
     makes a sampled scenario one in which the fault can show (the clean twin shares it);
     ``apply(inputs_or_context, produced, rng)`` returns what the faulty component produces
     instead (template mode); ``check(session)`` is the programmatic manifestation check;
-    ``instruction`` is the behaviour a model backend gives the role instead (agent faults).
+    ``instruction`` is the behaviour a model backend gives the role instead (agent faults);
+    ``drawn`` False keeps a fault that never or almost never decides the outcome as built out of
+    the default draw (drawn only when named; ``decisive_only`` refuses it).
     """
 
     id: str
@@ -67,6 +69,7 @@ class Fault:
     check: Callable[[Session], bool]
     prepare: Callable[[dict[str, Any], random.Random], None] | None = None
     instruction: str = ""
+    drawn: bool = True
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,11 @@ class System:
     hard_negatives: dict[str, HardNegative] = field(default_factory=dict)
     conflicts: frozenset[frozenset[str]] = frozenset()
     """Fault pairs that cannot both show in one session (never drawn together)."""
+    blame_mix: tuple[tuple[str, ...], ...] = ()
+    """The fault sets of BLAME's public cases of this system that a generator fault can build, one
+    per case (``mix="blame"`` draws one uniformly)."""
+    blame_unbuilt: tuple[str, ...] = ()
+    """BLAME's cases the mix leaves out, each with the reason."""
 
     def component_kind(self, component_id: str) -> str:
         return self.spec.component(component_id).kind

@@ -221,6 +221,47 @@ def _poison(_context: Any, entry: dict[str, Any], rng: random.Random) -> dict[st
     return {"text": text, "reverse": True}
 
 
+_FIGURE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+_ENUMERATOR = re.compile(r"\(\d+\)")
+ANALYSTS = ("market_analyst", "social_media_analyst", "news_analyst", "fundamentals_analyst")
+
+
+def _logged(s: Session, components: tuple[str, ...]) -> str:
+    return "\n".join(st.content for st in s.steps if st.kind == "agent" and st.agent in components)
+
+
+def invented_figures(s: Session) -> list[str]:
+    """The figures the bull researcher's logged turn states that no analyst's logged report holds
+    (read from the log, whatever form a model gives its citations)."""
+    reports = set(_FIGURE.findall(_logged(s, ANALYSTS)))
+    bull = _ENUMERATOR.sub(" ", _logged(s, ("bull_researcher",)))
+    return [n for n in _FIGURE.findall(bull) if n not in reports]
+
+
+def served_closes(s: Session) -> list[float]:
+    """The closes the logged ``get_stock_data`` result shows, oldest first."""
+    table = next((st.content for st in s.steps if st.kind == "tool_result" and st.content.startswith("# Stock data")), "")
+    return [float(row.split(",")[4]) for row in table.splitlines()[4:] if row.count(",") == 5]
+
+
+def _scale_jump(s: Session) -> bool:
+    """The latest close the log shows is over 5x the one before it."""
+    closes = served_closes(s)
+    return len(closes) > 1 and closes[-1] > 5 * closes[-2]
+
+
+def _memory_logged_differs(s: Session) -> bool:
+    """The logged memory differs from the true decision log."""
+    true = f"Past decisions on {s.scenario['ticker']}:\n{_memory_entry(s.scenario)['text']}"
+    return any(st.agent == "system_memory" and st.content != true for st in s.steps)
+
+
+def _one_risk_voice(s: Session) -> bool:
+    """The log shows the aggressive analyst and no other risk analyst."""
+    speakers = {st.agent for st in s.steps if st.kind == "agent"}
+    return "risky_analyst" in speakers and not speakers & {"safe_analyst", "neutral_analyst"}
+
+
 def _all_cautious(s: Session) -> bool:
     stances = list(s.state["stances"].values())
     return len(stances) == 3 and all(x == "cautious" for x in stances)
@@ -235,7 +276,7 @@ FAULTS = {f.id: f for f in [
               SCANDAL_SIGNS.search(st.content) for st in s.steps if st.kind == "tool_result"),
           instruction="Report an accounting probe and the CFO's resignation."),
     Fault("BullRes-X", "bull_researcher", "bull", "invented bullish figures attributed to the reports", _misquote,
-          lambda s: any(c.split(": ", 1)[1] not in s.state["report_text"] for c in s.state["bull"]["citations"]),
+          lambda s: bool(invented_figures(s)),
           prepare=_bearish, instruction="Attribute strong invented bullish figures to the reports."),
     Fault("ResMgr-X", "research_manager", "research_manager", "the judge crowns the weaker side of a lopsided debate",
           _crown_weaker, lambda s: s.state["plan"]["direction"] * sign(data.balance(s.scenario)) < 0,
@@ -247,14 +288,15 @@ FAULTS = {f.id: f for f in [
           _override, lambda s: _all_cautious(s) and s.state["final"]["rating"] in ("Buy", "Overweight"),
           prepare=_bearish, instruction="Override the risk team and buy with large sizing."),
     Fault("Cons-X", "safe_analyst", "safe", "the conservative analyst argues the aggressive case", _collapse,
-          lambda s: s.state["stances"].get("safe") == "bold", instruction="Argue exactly like the aggressive analyst."),
+          lambda s: s.state["stances"].get("safe") == "bold", instruction="Argue exactly like the aggressive analyst.",
+          drawn=False),
     Fault("Mem-X", "system_memory", "memory", "a poisoned lesson in the decision log", _poison,
-          lambda s: s.state["memory_served"] != s.state["memory_true"]),
+          _memory_logged_differs),
     Fault("Flow-X", "workflow_dag", "risk_rounds", "no risk round scheduled: only the aggressive analyst speaks",
-          lambda _c, rounds, rng: 0, lambda s: s.state["risk_rounds"] == 0 and list(s.state["stances"]) == ["risky"]),
+          lambda _c, rounds, rng: 0, _one_risk_voice, drawn=False),
     Fault("Feed-X", "external_data_feeds", "feed_close", "the latest close served with a x10 scale error",
           lambda _c, close, rng: round(close * 10, 2),
-          lambda s: s.state["served_close"] > 5 * data.row(s.scenario)["close"]),
+          _scale_jump, drawn=False),
 ]}
 
 HARD_NEGATIVES = {h.name: h for h in [
@@ -285,4 +327,7 @@ SYSTEM = System(
     conflicts=frozenset(frozenset(pair) for pair in [
         ("Trader-X", "ResMgr-X"), ("RiskMgr-X", "Cons-X"), ("RiskMgr-X", "Flow-X"), ("Cons-X", "Flow-X"),
         ("Market-X", "Feed-X")]),
+    blame_mix=(("Market-X",), ("News-X",), ("BullRes-X",), ("RiskMgr-X",)),
+    blame_unbuilt=("trading 3 (Corrupted Data, fundamentals analyst): no generator fault of that analyst",
+                   "trading 8 (Reckless YOLO Analyst, safe analyst): Cons-X never decides the outcome as built"),
 )

@@ -1,8 +1,8 @@
 """The simulators' labelled sessions by construction, for every system:
 same seed -> byte-identical folder; for every fault id each kept session flags its component and
 nothing else, its check passes on it and fails on its clean twin, and the twin equals it step by
-step before the step label; decisive = the two outcomes differ; combinations are the OR of their
-parts; hard negatives are zero vectors whose symptom showed; nothing a method reads names the
+step before the first difference; a step label only on a session that failed (decisive = the two
+outcomes differ); combinations are the OR of their parts; hard negatives are zero vectors whose symptom showed; nothing a method reads names the
 fault, the injection or the label; bad arguments are one line."""
 
 from __future__ import annotations
@@ -61,10 +61,10 @@ def test_every_fault_flags_its_component_shows_and_replays(system_name: str, fau
         assert fault.check(run.session) and not fault.check(twin.session)
         assert record.meta["decisive"] == (run.failed != twin.failed)
         assert record.meta["outcome"] == ("failure" if run.failed else "success") and not twin.failed
-        assert record.outcome_known == run.failed
+        assert record.outcome == ("failed" if run.failed else "succeeded")
         first = first_difference(run.session.steps, twin.session.steps)
         assert first is not None and first == record.meta["first_difference"]
-        if agent_fault:
+        if agent_fault and run.failed:
             assert (record.label.agent, record.label.step) == (fault.component, first)
             assert [(f.agent, f.step, f.category) for f in record.label.failures] == [(fault.component, first, fault_id)]
             assert record.steps[first].agent == fault.component
@@ -96,7 +96,7 @@ def test_safe_runs_and_hard_negatives_are_zero_vectors_that_pass_the_checks(syst
     assert summary["safe"] == 10 and (not system.hard_negatives or summary["hard_negatives"])
     for record in records:
         assert record.label is None and record.vector == [0] * len(system.spec.ids)
-        assert record.meta["outcome"] == "success" and record.outcome_known is False
+        assert record.meta["outcome"] == "success" and record.outcome == "succeeded" and record.safe
         run, _ = _replay(system, record)
         negative = system.hard_negatives.get(str(record.meta["hard_negative"]))
         assert run.session.steps == record.steps and not run.failed and not run.session.invalid_tool_calls
@@ -136,7 +136,7 @@ def test_the_same_seed_gives_the_same_folder_and_it_loads(system_name: str, tmp_
     loaded = load_trajectory_folder(tmp_path / "a")
     assert len(loaded) == first["sessions"] == 8 and {t.source for t in loaded} == {f"generated/{system_name}"}
     card = (tmp_path / "a" / "README.md").read_text(encoding="utf-8")
-    assert "simulators 1" in card and f"`{system_name}`" in card and "regenerations:" in card
+    assert "simulators 2" in card and f"`{system_name}`" in card and "regenerations:" in card
 
 
 def test_decisive_only_keeps_failures_only() -> None:
@@ -174,15 +174,18 @@ def test_a_folder_in_use_is_refused(tmp_path: Path) -> None:
         generate("cortex", 2, 0, tmp_path / "full")
 
 
-def test_blames_five_fault_combination_is_made() -> None:
-    """BLAME's CORTEX cases hold the five faults at once: [1,1,1,1,0,1,0], every check shown."""
+def test_blames_largest_buildable_combination_is_made() -> None:
+    """BLAME's CORTEX case 100 holds five faults at once; CR-X's Plan 4 turns the monitor off, so
+    EXO-X never shows beside it (a declared conflict): the largest set, four faults, is made."""
     system = systems()["cortex"]
-    five = ["EXO-X", "GUA-X", "DD-X", "PT-X", "CR-X"]
-    records, summary = generate_records(system, 6, 1, faults=five, max_faults=5, safe_share=0.0)
-    full = [r for r in records if r.label.fault_names == five]
+    four = ["EXO-X", "GUA-X", "DD-X", "PT-X"]
+    records, summary = generate_records(system, 6, 1, faults=four, max_faults=4, safe_share=0.0)
+    full = [r for r in records if r.label.fault_names == four]
     assert full and summary["fault_sets_redrawn"] == 0
-    assert all(r.vector == [1, 1, 1, 1, 0, 1, 0] for r in full)
-    assert all([f.agent for f in r.label.failures] == ["doctor", "chief", "physio_general"] for r in full)
+    assert all(r.vector == [1, 0, 1, 1, 0, 1, 0] for r in full)
+    assert all(r.label.faulty == ["doctor", "physio_general", "exoskeleton", "parent_guardian"] for r in full)
+    with pytest.raises(ArgumentError, match=r"max_faults=5: expected a whole number from 1 to 4 "):
+        generate("cortex", 2, 0, "unused", faults=[*four, "CR-X"], max_faults=5)
 
 
 @pytest.mark.parametrize("system_name", SYSTEMS)
