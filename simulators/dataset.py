@@ -199,7 +199,8 @@ def draw(system: System, pool: Sequence[str], max_faults: int, plan: random.Rand
     """A faulty session's fault set: one of BLAME's (``mix="blame"``), else ``size`` (default
     1..``max_faults``) faults of ``pool`` that can be drawn together."""
     if mix == "blame":
-        return [system.faults[f] for f in plan.choice(system.blame_mix)]
+        chosen = set(plan.choice(system.blame_mix))
+        return [f for f in system.faults.values() if f.id in chosen]
     return _draw_faults(system, pool, size or plan.randint(1, max_faults), plan)
 
 
@@ -282,7 +283,7 @@ def summary_of(system: System, seed: int, records: list[Trajectory], regeneratio
     for t in records:
         for name in (t.label.fault_names if t.label else []):
             by_fault[name] += 1
-            decisive_by_fault[name] += t.meta["outcome"] == "failure"
+            decisive_by_fault[name] += name in str(t.meta.get("causes") or "").split(",")
     faulty = [t for t in records if t.label is not None]
     options = {"generator": f"simulators {GENERATOR_VERSION}", "system": system.key, "mode": mode, "model": model,
                "seed": seed, "sessions": len(records), "faults": pool, "max_faults": max_faults,
@@ -335,7 +336,8 @@ def card_text(summary: dict[str, Any]) -> str:
         f"over-determined failures: {summary.get('overdetermined', 'n/a')}",
         f"- hard negatives among the safe runs: {summary['hard_negatives'] or 'none'}",
         f"- sessions by fault: {summary['by_fault'] or 'none'}",
-        f"- faults never decisive here (no kept session of theirs failed): {summary.get('never_decisive') or 'none'}",
+        f"- faults never decisive here (in no kept session a cause of the failure): "
+        f"{summary.get('never_decisive') or 'none'}",
         f"- faults out of the default draw (never or almost never decisive as built; `--decisive-only` refuses "
         f"them; drawn only when named with --faults): {summary.get('out_of_default_draw') or 'none'}",
         f"- sessions by number of faulty components: {summary['by_vector_size']}",
