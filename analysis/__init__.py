@@ -21,7 +21,8 @@ One module per concept:
   RAFFLES per iteration
 - :mod:`analysis.pairwise`: every two methods of a configuration, Holm over the pairs
 - :mod:`analysis.published_cells`: the seed papers' published cells (the data file, read strictly);
-  :mod:`analysis.published`: those cells beside ours, and the reproduction summary
+  :mod:`analysis.published`: those cells beside ours; :mod:`analysis.published_markdown`: in words,
+  and the reproduction summary
 - :mod:`analysis.provenance`: the reproducibility block (versions, dates, tokens, commands)
 - :mod:`analysis.radial`: the radial embedding of binary attribution vectors
 - :mod:`analysis.figures`: the figures (PNG + PDF)

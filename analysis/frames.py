@@ -41,7 +41,8 @@ The sample frame (:data:`SAMPLE_COLUMNS`, one row per sample and epoch)
   fault" on a known failure, scored as a miss); ``attribution_errors``: ``Attribution.errors`` (JSON list);
   ``sample_error``: Inspect's error message for an errored sample.
 - covariates (sample metadata written by ``tasks._common``): ``fault_group`` (``k=1``, ``k>1``,
-  ``safe``), ``n_errors``, ``n_agents``, ``n_components``, ``n_steps``, ``level``; and a second
+  ``safe``), ``n_errors``, ``n_agents``, ``n_components``, ``n_steps``, ``level``, ``label_source``
+  (who made the label: ``human``, ``silver``, ``constructed``; None for a safe control); and a second
   annotation's label where the data has one, ``who_and_when_agent``/``_step`` (AgentRx Magentic-One);
   ``scenario``: a vector label's fault names, sorted, ``, ``-joined (BLAME's ``injected_hazards``; else ``""``).
 - cost (summed over the Attribution's phases, ``blame.schema.PhaseUsage``): ``calls``,
@@ -51,6 +52,8 @@ The sample frame (:data:`SAMPLE_COLUMNS`, one row per sample and epoch)
   ``reasoning_source``: ``reported`` (only reported tokens), ``estimated`` (only measured ones),
   ``mixed`` (both), ``none`` (zero of both: no reasoning returned), ``missing`` (no Attribution,
   so no usage record: reasoning tokens are NaN).
+- ``cut_steps``: how many steps of the log the render budget cut or left out of some prompt
+  (``Attribution.truncated_steps`` and ``omitted_steps``, their union; NaN without an Attribution).
 - labels for the figures: ``components`` (the hazard vector's component order, JSON list),
   ``gold_faulty``/``pred_faulty`` (JSON lists in that order; ``pred_faulty`` is ``[]`` for an
   invalid attribution), ``gold_agent``, ``gold_step``, ``pred_agent``, ``pred_step``,
@@ -87,27 +90,19 @@ from analysis.settings import setting_words
 from blame.state import TRAJECTORY_KEY
 from solvers.raffles import ITERATIONS_KEY
 
-__all__ = [
-    "SAMPLE_COLUMNS",
-    "VOTE_COLUMNS",
-    "LogRecord",
-    "LogSet",
-    "list_logs",
-    "protocol_labels",
-    "read_logs",
-    "votes_frame",
-]
+__all__ = ["SAMPLE_COLUMNS", "VOTE_COLUMNS", "LogRecord", "LogSet", "list_logs", "protocol_labels", "read_logs",
+           "votes_frame"]
 
 COVARIATES: tuple[str, ...] = ("source", "fault_group", "n_errors", "n_agents", "n_components", "n_steps", "level",
-                                "who_and_when_agent", "who_and_when_step")
+                                "label_source", "who_and_when_agent", "who_and_when_step")
 """Scalar sample metadata carried into the frame (``tasks._common.trajectory_to_sample``)."""
 
 SAMPLE_COLUMNS: list[str] = [
     "benchmark", "task", "case", "epoch", "model", "config", "config_contents", "setting", "model_roles", "method", "solver", "solver_args",
     "settings", "label_informed", "protocol", "metric", "correct", "invalid", "abstained", "attribution_errors",
     "sample_error",
-    "fault_group", "n_errors", "n_agents", "n_components", "n_steps", "level", "who_and_when_agent",
-    "who_and_when_step", "scenario", "calls", "input_tokens", "output_tokens", "reasoning_tokens_reported",
+    "fault_group", "n_errors", "n_agents", "n_components", "n_steps", "level", "label_source", "cut_steps",
+    "who_and_when_agent", "who_and_when_step", "scenario", "calls", "input_tokens", "output_tokens", "reasoning_tokens_reported",
     "reasoning_tokens_estimated", "reasoning_tokens", "reasoning_source",
     "n_participants", "reasoning_per_agent",
     "components", "gold_faulty", "pred_faulty", "gold_agent", "gold_step", "pred_agent",
@@ -260,6 +255,8 @@ def _sample_record(sample: Any) -> dict[str, Any]:
     record["n_ties"] = len((attribution or {}).get("ties") or [])
     record["attribution_errors"] = _json((attribution or {}).get("errors") or [])
     record["sample_error"] = sample.error.message if sample.error is not None else ""
+    record["cut_steps"] = len(set(attribution.get("truncated_steps") or []) | set(attribution.get("omitted_steps") or [])
+                              ) if attribution else None
     record.update(usage_fields(attribution))
     record.update(label_fields(metadata, attribution))
     record["votes"] = _json((attribution or {}).get("votes") or [])
@@ -515,7 +512,7 @@ def tidy_samples(raw: pd.DataFrame) -> pd.DataFrame:
     df["setting"] = setting_words(df)
     df["epoch"] = df["epoch"].astype(int)
     for column in ("n_errors", "n_agents", "n_components", "n_steps", "calls", "input_tokens", "output_tokens",
-                   "reasoning_tokens_reported", "reasoning_tokens_estimated", "reasoning_tokens", "gold_step",
+                   "reasoning_tokens_reported", "reasoning_tokens_estimated", "reasoning_tokens", "gold_step", "cut_steps",
                    "who_and_when_step", "pred_step", "n_votes", "n_ties"):
         df[column] = pd.to_numeric(df.get(column), errors="coerce").astype(float)
     df["invalid"] = df["invalid"].astype(bool)

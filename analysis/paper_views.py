@@ -12,8 +12,8 @@ Every accuracy is the mean over cases of each case's mean over its trials (sampl
   ``trials``), the aggregate's accuracy (``aggregate_correct``) on the group's trials (those holding
   a vote with a value: ``aggregate_cases``, ``aggregate_trials``; the same trials as each persona's,
   as POIROT records every persona's vote, an unusable one as invalid), and ``gap_points`` =
-  100 (persona - aggregate); ``best`` marks the persona with the highest accuracy (ties: the first
-  in name order). POIROT reports the best persona below the aggregate.
+  100 (aggregate - persona), POIROT's sign (Fig. 4a: the aggregate 18.3 points above the best
+  persona); ``best`` marks every persona with the highest accuracy (all of them on a tie).
 - **Scenarios** (:func:`scenario_accuracy`; POIROT Supplementary D): a scenario is the label's set
   of injected faults (sample frame ``scenario``: BLAME's ``injected_hazards``, a generated
   session's fault ids); the safe trials of a benchmark that has scenarios form the scenario
@@ -75,9 +75,9 @@ def persona_accuracy(votes: pd.DataFrame, samples: pd.DataFrame | None = None) -
                      "cases": part["case"].nunique(), "trials": len(part.drop_duplicates(["case", "epoch"])),
                      "aggregate_cases": trials["case"].nunique(), "aggregate_trials": len(trials)}
                     for voter, part in group.groupby("voter", sort=True)]
-        best = max(range(len(personas)), key=lambda i: (personas[i]["accuracy"], -i))
-        for i, row in enumerate(personas):
-            rows.append({**row, "gap_points": 100 * (row["accuracy"] - aggregate), "best": i == best})
+        top = max(row["accuracy"] for row in personas)
+        for row in personas:
+            rows.append({**row, "gap_points": 100 * (aggregate - row["accuracy"]), "best": row["accuracy"] == top})
     return pd.DataFrame(rows, columns=PERSONA_COLUMNS)
 
 
@@ -144,24 +144,24 @@ def _configurations(table: pd.DataFrame):
 
 def persona_markdown(personas: pd.DataFrame) -> str:
     """POIROT Fig. 4 as tables: per benchmark and configuration, personas as rows and protocols
-    as columns, then the aggregate, best persona - aggregate, cases and trials."""
+    as columns, then the aggregate, aggregate - best persona (every tied best persona named), cases and trials."""
     parts = ["## Persona votes before aggregation (POIROT Fig. 4)\n",
              "Accuracy (% of cases) of each persona's own vote on the benchmark's outcome (an invalid vote is "
-             "wrong), the aggregate's on the same trials, and best persona - aggregate in points (POIROT Fig. 4a: "
-             "the best persona 18.3 (GPT-oss 120B), 14.3 (GPT-oss 20B), 21.3 (DeepSeek V3.2 Reasoner) and 16.4 "
-             "(Gemini 2.5 Pro) points below the aggregate on CORTEX). Descriptive, no interval.\n"]
+             "wrong), the aggregate's on the same trials, and aggregate - best persona in points, as POIROT Fig. 4a "
+             "prints it (18.3 for GPT-oss 120B, 14.3 GPT-oss 20B, 21.3 DeepSeek V3.2 Reasoner, 16.4 Gemini 2.5 Pro on "
+             "CORTEX, under the paper preset). Descriptive, no interval.\n"]
     if personas.empty:
         return "\n".join([*parts, "No persona votes with a value of the outcome in these logs (POIROT records votes).\n"])
     for benchmark, label, group in _configurations(personas):
         protocols = sorted(group["protocol"].unique())
         by = {(r["protocol"], r["voter"]): r for _, r in group.iterrows()}
         first = {p: group[group["protocol"] == p].iloc[0] for p in protocols}
-        best = {p: group[(group["protocol"] == p) & group["best"]].iloc[0] for p in protocols}
+        best = {p: group[(group["protocol"] == p) & group["best"]] for p in protocols}
         rows = [{"persona": v, **{p: pct(by[(p, v)]["accuracy"]) if (p, v) in by else DASH for p in protocols}}
                 for v in sorted(group["voter"].unique())]
         rows += [{"persona": "**aggregate**", **{p: pct(first[p]["aggregate"]) for p in protocols}},
-                 {"persona": "best persona - aggregate",
-                  **{p: f"{points(best[p]['gap_points'])} ({best[p]['voter']})" for p in protocols}},
+                 {"persona": "aggregate - best persona",
+                  **{p: f"{points(best[p]['gap_points'].iloc[0])} ({', '.join(best[p]['voter'])})" for p in protocols}},
                  {"persona": "cases / trials", **{p: f"{first[p]['aggregate_cases']} / {first[p]['aggregate_trials']}" for p in protocols}}]
         parts += [f"### {benchmark}: {label}\n", markdown_table(pd.DataFrame(rows), keep=1)]
     return "\n".join(parts)

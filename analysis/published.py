@@ -1,85 +1,79 @@
-"""Published numbers beside ours: the seed papers' cells, matched to the configurations of the logs.
+"""Published numbers beside ours: the seed papers' cells (:mod:`analysis.published_cells`), each laid
+beside the runs that hold what it needs. docs/published_numbers.md states the rules in full.
 
-The cells and their strict loader are :mod:`analysis.published_cells` (``analysis/data/published.csv``
-and ``model_aliases.csv``).
+Matching (:func:`reproduction_table`). A configuration (``model``, ``config`` and ``protocol`` of the
+sample frame) is laid beside a cell when it ran
 
-Matching (:func:`reproduction_table`)
--------------------------------------
-A configuration (``model``, ``config``, ``setting`` and ``protocol`` of the sample frame) matches a
-cell when
+- the cell's task (``Cell.task``: ``who_and_when``, ``blame_cortex``, ...; a ``trajectories`` folder is
+  not the paper's data, whatever its records' ``source`` says) on the cell's benchmark (a family,
+  ``who_and_when`` or ``aftraj``, pools its subsets), with the dataset's own labels (``label_source``
+  ``human``; silver or constructed labels are another configuration);
+- the cell's method, and every ``key=value`` of its setting among the task's (``-T``) or the method's
+  (``-S``: ``solver_args`` overridden by ``Attribution.settings``) arguments, an argument the run did
+  not pass taking the task's or the method's default (booleans ``true``/``false``, case ignored);
+- for a cell naming a model, that model (after the provider prefix, or an alias) on a real provider:
+  ``mockllm/`` and ``offline/`` never match; a cell naming no model matches every model, marked so.
 
-- its benchmark is the cell's (a family, ``who_and_when`` or ``aftraj``, pools every subset of it,
-  as the paper does: only a run holding all of them is one configuration);
-- its method is the cell's (``gain``: the treatment; the baseline ``all_at_once`` runs in the
-  same configuration);
-- every ``key=value`` of the cell's setting is among its task arguments (``config_contents``
-  ``task_args``, booleans as ``true``/``false``, case ignored) and every ``-S key=value`` among the
-  method's arguments (``solver_args`` overridden by ``Attribution.settings``, as in
-  ``frames.protocol_labels``);
-- its model, without the provider prefix (``openai/gpt-4o`` -> ``gpt-4o``,
-  ``vllm/meta-llama/Llama-3.3-70B-Instruct`` -> ``meta-llama/Llama-3.3-70B-Instruct``, and the
-  service too for ``openai-api/<service>/<model>``), is the cell's model or one of its aliases,
-  case ignored. A cell that names no model matches every model, marked so.
+A cell whose setting reads ``key=a|b`` is the paper's mean over two settings: ours is, per case, the
+mean of the case's means under both, over the runs that differ only in that argument; with one of
+them missing the row says which. Cases the paper left out (``Cell.excluded``) are left out of ours.
 
-Our value, per matching configuration, with its 95% interval (cases are the unit):
+A matching run is **partial** (``matched`` = ``partial``, the reason in ``why``, no ``inside``) when it
+holds fewer of the benchmark's cases than the paper's case set (``Cell.cases``: a sample limit, one
+subset of a pooled cell, consistent labels only) or rendered its logs under a smaller budget than the
+method's default (``max_log_chars``, ``max_step_chars``, ``max_prompt_chars``). Every row counts the
+logs (``cut_logs``) and steps (``cut_steps``) the render budget cut.
 
-- accuracies (``agent``, ``step``, ``joint``, ``step_within_K``, ``exact``) and ``input_tokens``:
-  the mean over cases of the case means of the frame column (:data:`COLUMN_OF`), with the seeded
-  BCa case bootstrap (``significance.bootstrap_ci``); ``step_of_valid`` is the step accuracy over
-  the trials with a valid answer (the denominator of A2P's published figures);
-- ``gain``: ``significance.gain_test`` of the method against ``all_at_once`` on exact match (its
-  gain and interval; no interval, as in Table 1, when fewer than 6 paired cases bound nothing),
-  one row per baseline protocol;
-- auditing metrics: ``views.auditing_table`` (its value and pair-bootstrap interval);
-- ``m1_odds_ratio``: M1's protocol x quartile odds ratio against ``all_at_once`` with its CI,
-  fitted by ``analysis.regressions`` on the cell's benchmark and setting (every model pooled, as
-  POIROT pooled four); a population-averaged odds ratio (docs/statistics.md);
-- ``relative_gain_qK``: ``tables.quartile_gains``' relative gain (P - B) / B in % in quartile K
-  (descriptive: no interval, so ``inside`` is not assessed);
-- ``still_wrong_kK``: RAFFLES' share of trials still wrong on the step after iteration K
-  (``paper_views.raffles_iterations``, descriptive);
-- ``persona_gap``: the aggregate's accuracy minus the best single persona's (the votes frame:
-  each persona's mean over cases of its case-mean vote accuracy, the aggregate's of
-  ``aggregate_correct``; minus the best ``gap_points`` of ``paper_views.persona_accuracy``), with
-  the seeded BCa bootstrap over cases of the whole difference (the best persona chosen anew in
-  each resample).
-
-Percentages are printed in %, gains and gaps in points, ASS in steps, tokens as counts;
-``difference = ours - published`` in that unit and ``inside`` says whether the published value
-lies in our interval. A cell no configuration matches is one context row saying why
-(:data:`CONTEXT`).
+Our value, per matching configuration (docs/published_numbers.md gives each metric): a mean of case
+means with its seeded BCa case bootstrap (none when every case mean is equal: no verdict); ``gain``:
+``significance.gain_test`` against ``all_at_once``; auditing metrics: ``views.auditing_table``;
+odds ratios: the regressions table's term; ``relative_gain_qK``, ``step_gain_over_tool_caller`` and
+``still_wrong_kK``: descriptive, no interval; ``persona_gap``: aggregate - best persona with the
+bootstrap over cases. ``difference = ours - published``; ``inside``: the published value lies in our
+interval (None without one, or when partial). A cell nothing matches is one context row (:data:`CONTEXT`).
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from analysis._format import DASH, config_label, markdown_table, number, points
 from analysis.published_cells import (
-    AUDITING, BASELINE, COLUMN_OF, FAMILIES, M1_ODDS_RATIO, QUARTILE_GAIN, STILL_WRONG, WITHIN, Cell, load_published,
+    AUDITING, BASELINE, COLUMN_OF, FAMILIES, ODDS_RATIO, QUARTILE_GAIN, STILL_WRONG, TEST_PROVIDERS, TOOL_CALLER_GAIN,
+    WITHIN, Cell, load_published, model_key,
 )
 from analysis.settings import with_setting
 from analysis.significance import MIN_PAIRED_CASES, bootstrap_ci, case_means, gain_test
+from blame.render import RenderBudget
 
-__all__ = ["COLUMNS", "CONTEXT", "reproduction_markdown", "reproduction_summary", "reproduction_table"]
+__all__ = ["COLUMNS", "CONTEXT", "PARTIAL", "reproduction_table"]
 
 CONTEXT = {
     "not_run": "context: not run here", "other_model": "context: other model",
+    "test_provider": "context: a test provider, no real model", "other_task": "context: not the paper's data",
+    "other_labels": "context: not the paper's labels", "one_setting": "context: one of the settings the paper averages",
     "not_computed": "context: not computed here", "no_method": "context: no method of this suite",
-    "no_baseline": "context: no all_at_once run beside it", "no_votes": "context: no persona votes read",
+    "no_baseline": "context: no baseline run beside it", "no_votes": "context: no persona votes read",
     "no_scores": "context: no scored trials",
 }
-"""Why a cell has no value of ours (the ``matched`` column); a matched row says ``yes``."""
+"""Why a cell has no value of ours (the ``matched`` column); a matched row says ``yes`` or :data:`PARTIAL`."""
+PARTIAL = "partial"
 COLUMNS: list[str] = [
     "cell", "paper", "source", "where", "label", "benchmark", "method", "model", "setting", "group", "metric", "unit",
     "published", "printed", "n_published", "matched", "our_model", "config", "setting_words", "protocol", "ours",
-    "low", "high", "difference", "inside", "n_cases", "n_trials", "recipes", "caveat",
+    "low", "high", "difference", "inside", "n_cases", "n_trials", "paper_cases", "cut_logs", "cut_steps", "why",
+    "recipes", "caveat",
 ]
+BUDGETS = {"max_step_chars": RenderBudget.max_step_chars, "max_log_chars": RenderBudget.max_total_chars,
+           "max_prompt_chars": RenderBudget.max_prompt_chars}
+"""The render budgets (method arguments) and the renderer's defaults; a smaller one makes a run partial."""
 
 # --------------------------------------------------------------------------------------------
 # matching
@@ -98,10 +92,29 @@ def _json_dict(raw: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+@cache
+def _defaults(scope: str, name: str) -> dict[str, str]:
+    """The text of each argument's default: of the task ``name`` (scope ``-T``) or the method (``-S``)."""
+    from solvers import SOLVERS
+
+    try:
+        target = getattr(importlib.import_module(f"tasks.{name}"), name) if scope == "-T" else SOLVERS.get(name)
+    except ImportError:
+        target = None
+    if target is None:
+        return {}
+    return {p.name: _text(p.default) for p in inspect.signature(target).parameters.values()
+            if p.default is not inspect.Parameter.empty and p.default is not None}
+
+
 def _prepared(samples: pd.DataFrame) -> pd.DataFrame:
     """The frame with the columns matching reads: ``_case`` (benchmark/case, unique when pooled),
-    ``_task_args`` and ``_method_args`` (lower-case text values), ``setting`` ("" when absent)."""
+    ``_task_args`` and ``_method_args`` (lower-case text values), ``setting`` ("" when absent), and
+    ``task``, ``label_source`` and ``cut_steps`` (None when a hand-built frame lacks them)."""
     frame = with_setting(samples)
+    for column in ("task", "label_source", "cut_steps"):
+        if column not in frame:
+            frame[column] = None
     frame["_case"] = frame["benchmark"].astype(str) + "/" + frame["case"].astype(str)
     contents = {raw: _json_dict(raw).get("task_args") or {} for raw in frame["config_contents"].astype(str).unique()}
     frame["_task_args"] = [{k: _text(v) for k, v in contents[raw].items()} for raw in frame["config_contents"].astype(str)]
@@ -118,11 +131,18 @@ def _benchmark_rows(frame: pd.DataFrame, benchmark: str) -> pd.DataFrame:
     return frame[names == benchmark]
 
 
-def _matching_setting(frame: pd.DataFrame, setting: Sequence[tuple[str, str, str]]) -> pd.DataFrame:
+def _argument(args: dict[str, str], scope: str, key: str, cell: Cell, method: str) -> str | None:
+    """The run's value of one argument, else the task's or the method's default."""
+    return args.get(key, _defaults(scope, method if scope == "-S" else cell.task).get(key))
+
+
+def _matching_setting(frame: pd.DataFrame, cell: Cell) -> pd.DataFrame:
     keep = np.ones(len(frame), dtype=bool)
-    for scope, key, value in setting:
+    for scope, key, value in cell.setting:
         column = frame["_method_args"] if scope == "-S" else frame["_task_args"]
-        keep &= np.array([args.get(key) == value for args in column], dtype=bool)
+        allowed = set(value.split("|"))
+        keep &= np.array([_argument(args, scope, key, cell, m) in allowed for args, m in zip(column, frame["method"])],
+                         dtype=bool)
     return frame[keep]
 
 
@@ -135,35 +155,60 @@ def _in_group(frame: pd.DataFrame, group: str) -> pd.DataFrame:
 
 
 def _unit(metric: str) -> str:
-    units = {"gain": "points", "persona_gap": "points", "ass": "steps", "input_tokens": "tokens", M1_ODDS_RATIO: "odds ratio"}
+    units = {"gain": "points", "persona_gap": "points", "ass": "steps", "input_tokens": "tokens"}
+    if ODDS_RATIO.match(metric):
+        return "odds ratio"
     return units.get(metric, "" if metric.startswith("other:") else "%")
 
 
-def _column(metric: str) -> str:
+def _outcome(metric: str, trials: pd.DataFrame) -> pd.Series:
+    """The 0/1 (or count) column behind a mean metric; ``step_within_K`` from the gold and predicted
+    steps when the scorer did not write that tolerance (an unusable answer is wrong)."""
     within = WITHIN.match(metric)
-    return f"attribution_step_within_{within.group(1)}" if within else COLUMN_OF[metric]
+    column = f"attribution_step_within_{within.group(1)}" if within else COLUMN_OF[metric]
+    if column in trials:
+        return trials[column].astype(float)
+    if within and {"gold_step", "pred_step"} <= set(trials.columns):
+        gold, pred = trials["gold_step"].astype(float), trials["pred_step"].astype(float)
+        return ((pred - gold).abs() <= int(within.group(1))).astype(float).where(gold.notna())
+    return pd.Series(np.nan, index=trials.index)
 
 
 def _mean_of_case_means(cell: Cell, trials: pd.DataFrame) -> dict[str, Any]:
-    column = _column(cell.metric)
+    """The mean over cases of case means; under a mean over settings, each case's mean of its
+    means under every setting (cases run under all of them)."""
     if cell.metric == "step_of_valid":
         trials = trials[trials["attribution_valid"] == 1.0] if "attribution_valid" in trials else trials.iloc[0:0]
     trials = _in_group(trials, cell.group)
-    trials = trials.dropna(subset=[column]) if column in trials else trials.iloc[0:0]
+    trials = trials.assign(correct=_outcome(cell.metric, trials)).dropna(subset=["correct"])
     if trials.empty:
         return {"n_cases": 0, "n_trials": 0}
-    means = case_means(trials.assign(case=trials["_case"], correct=trials[column].astype(float)))["mean"].to_numpy()
+    if cell.averaged:
+        scope, key, values = cell.averaged
+        run = [_argument(a, scope, key, cell, cell.method) for a in trials["_task_args"]]
+        per = trials.assign(_run=run).groupby(["_case", "_run"])["correct"].mean().unstack("_run")
+        means = per.dropna().mean(axis=1).to_numpy()
+        trials = trials[trials["_case"].isin(per.dropna().index)]
+    else:
+        means = case_means(trials.assign(case=trials["_case"]))["mean"].to_numpy()
+    if not len(means):
+        return {"n_cases": 0, "n_trials": 0}
     scale = 1.0 if cell.metric == "input_tokens" else 100.0
-    low, high = bootstrap_ci((means,), np.mean)
+    low, high = bootstrap_ci((means,), np.mean) if np.ptp(means) > 0 else (np.nan, np.nan)  # all equal: no interval
     return {"ours": scale * float(means.mean()), "low": scale * low, "high": scale * high,
             "n_cases": len(means), "n_trials": len(trials)}
 
 
-def _gains(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """One value per baseline protocol of the same configuration (``gain_test`` on exact match)."""
+def _same_config(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """The baseline method's trials in the configuration of ``trials``."""
     first = trials.iloc[0]
     same = _benchmark_rows(frame, cell.benchmark)
-    same = same[(same["model"] == first["model"]) & (same["config"] == first["config"]) & (same["method"] == BASELINE)]
+    return same[(same["model"] == first["model"]) & (same["config"] == first["config"]) & (same["method"] == baseline)]
+
+
+def _gains(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """One value per baseline protocol of the same configuration (``gain_test`` on exact match)."""
+    same = _same_config(cell, trials, frame, BASELINE)
     if same.empty:
         return [{"matched": CONTEXT["no_baseline"]}]
 
@@ -179,7 +224,30 @@ def _gains(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame) -> list[dict[s
         bounded = not (test.interval == "inverted sign-flip" and test.n_cases < MIN_PAIRED_CASES)  # else [-100, 100]
         rows.append({"ours": test.gain_points, "low": test.ci_low if bounded else np.nan,
                      "high": test.ci_high if bounded else np.nan, "n_cases": test.n_cases,
-                     "n_trials": test.n_treatment, "protocol": f"{first['protocol']} vs {protocol}"})
+                     "n_trials": test.n_treatment, "protocol": f"{trials['protocol'].iloc[0]} vs {protocol}"})
+    return rows
+
+
+def _tool_caller_gain(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """(R - T) / T in % of step accuracy (means of case means over the cases both ran), T the
+    ``tool_caller`` run of the same configuration, per its protocol (descriptive: no interval)."""
+    same = _same_config(cell, trials, frame, "tool_caller")
+    if same.empty:
+        return [{"matched": CONTEXT["no_baseline"]}]
+
+    def means(part: pd.DataFrame) -> pd.Series:
+        part = part.assign(correct=_outcome("step", part)).dropna(subset=["correct"])
+        return part.groupby("_case")["correct"].mean()
+
+    rows = []
+    for protocol, baseline in same.groupby("protocol", sort=True):
+        r, b = means(trials), means(baseline)
+        shared = r.index.intersection(b.index)
+        if not len(shared) or b[shared].mean() == 0:
+            rows.append({"matched": CONTEXT["no_scores"]})
+            continue
+        rows.append({"ours": 100.0 * (r[shared].mean() - b[shared].mean()) / b[shared].mean(), "n_cases": len(shared),
+                     "n_trials": int(trials["_case"].isin(shared).sum()), "protocol": f"{trials['protocol'].iloc[0]} vs {protocol}"})
     return rows
 
 
@@ -197,12 +265,15 @@ def _auditing(cell: Cell, trials: pd.DataFrame) -> dict[str, Any]:
 
 
 def _persona_gap(cell: Cell, trials: pd.DataFrame, votes: pd.DataFrame | None) -> dict[str, Any]:
+    """The aggregate's accuracy minus the best single persona's (POIROT's sign), with the bootstrap
+    over cases of the whole difference (the best persona chosen anew in each resample)."""
     first = trials.iloc[0]
     if votes is None or votes.empty:
         return {"matched": CONTEXT["no_votes"]}
     part = _benchmark_rows(votes, cell.benchmark)
     part = part[(part["model"] == first["model"]) & (part["config"] == first["config"])
                 & (part["protocol"] == first["protocol"])].dropna(subset=["correct", "aggregate_correct"])
+    part = part[~part["case"].astype(str).isin(cell.excluded)]
     if part.empty:
         return {"matched": CONTEXT["no_votes"]}
     part = part.assign(_case=part["benchmark"].astype(str) + "/" + part["case"].astype(str))
@@ -220,18 +291,20 @@ def _persona_gap(cell: Cell, trials: pd.DataFrame, votes: pd.DataFrame | None) -
             "n_trials": len(part.drop_duplicates(["_case", "epoch"]))}
 
 
-def _m1_odds_ratio(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame) -> dict[str, Any]:
-    """M1's protocol x quartile odds ratio of the method against ``all_at_once``, fitted as the
-    regressions table fits it (``analysis.regressions``) on the cell's benchmark and setting, every
-    model of it pooled with a configuration fixed effect, as POIROT pooled its four models."""
+def _odds_ratio(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame) -> dict[str, Any]:
+    """An interaction odds ratio of the method against ``all_at_once`` (M1-M3's protocol x quartile,
+    or protocol x agents), fitted as the regressions table fits it (``analysis.regressions``) on the
+    cell's benchmark and setting, every model pooled with a configuration fixed effect, as POIROT did."""
     from analysis.regressions import regressions
 
-    part = _matching_setting(_benchmark_rows(frame, cell.benchmark), cell.setting)
+    spec, agents = ODDS_RATIO.match(cell.metric).groups()
+    part = _matching_setting(_benchmark_rows(frame, cell.benchmark), cell)
     part = part[part["protocol"].isin([trials["protocol"].iloc[0]]) | (part["method"] == BASELINE)]
     if "quartile" not in part or part["quartile"].isna().all() or not (part["method"] == BASELINE).any():
         return {"matched": CONTEXT["no_baseline"] if not (part["method"] == BASELINE).any() else CONTEXT["no_scores"]}
     fits = regressions(part.assign(case=part["_case"], benchmark=cell.benchmark), baseline_method=BASELINE)
-    term = fits[fits["spec"].astype(str).str.startswith("M1") & (fits["term"] == f"protocol[{trials['protocol'].iloc[0]}] x quartile")]
+    name = f"protocol[{trials['protocol'].iloc[0]}] x " + ("n_agents" if agents else "quartile")
+    term = fits[fits["spec"].astype(str).str.startswith(spec.upper()) & (fits["term"] == name)]
     if term.empty or not np.isfinite(term["odds_ratio"].iloc[0]):
         return {"matched": CONTEXT["no_scores"]}
     row = term.iloc[0]
@@ -277,8 +350,10 @@ def _still_wrong(cell: Cell, trials: pd.DataFrame, k: int) -> dict[str, Any]:
 def _values(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame, votes: pd.DataFrame | None) -> list[dict[str, Any]]:
     if cell.metric == "gain":
         return _gains(cell, trials, frame)
-    if cell.metric == M1_ODDS_RATIO:
-        return [_m1_odds_ratio(cell, trials, frame)]
+    if cell.metric == TOOL_CALLER_GAIN:
+        return _tool_caller_gain(cell, trials, frame)
+    if ODDS_RATIO.match(cell.metric):
+        return [_odds_ratio(cell, trials, frame)]
     if STILL_WRONG.match(cell.metric):
         return [_still_wrong(cell, trials, int(STILL_WRONG.match(cell.metric).group(1)))]
     if QUARTILE_GAIN.match(cell.metric):
@@ -292,7 +367,7 @@ def _values(cell: Cell, trials: pd.DataFrame, frame: pd.DataFrame, votes: pd.Dat
 
 def _row(cell: Cell, matched: str, **ours: Any) -> dict[str, Any]:
     value, low, high = ours.get("ours", np.nan), ours.get("low", np.nan), ours.get("high", np.nan)
-    finite = all(np.isfinite(x) for x in (value, low, high))
+    verdict = matched.startswith("yes") and all(np.isfinite(x) for x in (value, low, high))
     return {
         "cell": cell.id, "paper": cell.paper, "source": cell.source, "where": cell.where, "label": cell.label,
         "benchmark": cell.benchmark, "method": cell.method, "model": cell.model, "setting": cell.setting_text,
@@ -301,10 +376,66 @@ def _row(cell: Cell, matched: str, **ours: Any) -> dict[str, Any]:
         "config": ours.get("config", ""), "setting_words": ours.get("setting_words", ""),
         "protocol": ours.get("protocol", ""), "ours": value, "low": low, "high": high,
         "difference": value - cell.value if np.isfinite(value) else np.nan,
-        "inside": bool(low <= cell.value <= high) if finite else None,
-        "n_cases": ours.get("n_cases", 0), "n_trials": ours.get("n_trials", 0), "recipes": "; ".join(cell.recipes),
-        "caveat": cell.caveat,
+        "inside": bool(low <= cell.value <= high) if verdict else None,
+        "n_cases": ours.get("n_cases", 0), "n_trials": ours.get("n_trials", 0), "paper_cases": cell.cases,
+        "cut_logs": ours.get("cut_logs", 0), "cut_steps": ours.get("cut_steps", 0), "why": ours.get("why", ""),
+        "recipes": "; ".join(cell.recipes), "caveat": cell.caveat,
     }
+
+
+def _cut(trials: pd.DataFrame) -> dict[str, int]:
+    """Logs (cases) the render budget cut in some trial, and their cut steps (per case, the most of any trial)."""
+    per_case = pd.to_numeric(trials["cut_steps"], errors="coerce").groupby(trials["_case"]).max().fillna(0)
+    return {"cut_logs": int((per_case > 0).sum()), "cut_steps": int(per_case.sum())}
+
+
+def _partial(cell: Cell, trials: pd.DataFrame) -> str:
+    """Why a matching run is a part of the paper's (module docstring), or ``""``."""
+    reasons = []
+    n = trials["_case"].nunique()
+    if cell.cases is not None and n < cell.cases:
+        args = trials["_task_args"].iloc[0]
+        subsets = trials["_case"].str.rsplit("/", n=1).str[0].nunique()
+        how = ("consistent labels only" if args.get("only_consistent_labels") == "true"
+               else "one subset of the pooled benchmark" if cell.benchmark in FAMILIES and subsets == 1
+               else "a sample limit or selection")
+        reasons.append(f"{n} of the paper's {cell.cases} cases ({how})")
+    method_args = trials["_method_args"].iloc[0]
+    for key, default in BUDGETS.items():
+        value = _argument(method_args, "-S", key, cell, cell.method) or str(default)
+        if value.isdigit() and int(value) < int(_defaults("-S", cell.method).get(key, default)):
+            reasons.append(f"{key}={value}, below the default: logs cut further")
+    return "; ".join(reasons)
+
+
+def _sibling(raw: str, key: str) -> str:
+    """A configuration's contents without one task argument: the runs a mean over settings pairs."""
+    contents = _json_dict(raw)
+    contents["task_args"] = {k: v for k, v in (contents.get("task_args") or {}).items() if k != key}
+    return json.dumps(contents, sort_keys=True)
+
+
+def _filtered(cell: Cell, part: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any] | None]:
+    """The runs of another configuration left out (another task, so not the paper's data; labels
+    not the dataset's own; a test provider or another model), or the context row's fields when
+    none is left."""
+    ran = {"our_model": ", ".join(sorted(part["model"].astype(str).unique()))}
+    task = part["task"].astype(str)
+    if not (task == cell.task).any():
+        return part, {"matched": CONTEXT["other_task"], **ran,
+                      "why": f"ran the {', '.join(sorted(set(task)))} task, not {cell.task} on the paper's data"}
+    part = part[task == cell.task]
+    labels = part["label_source"].where(part["label_source"].notna(), "human").astype(str)
+    other = part.loc[labels != "human", "config"]
+    if other.nunique() == part["config"].nunique():
+        return part, {"matched": CONTEXT["other_labels"], **ran,
+                      "why": f"labels made by {', '.join(sorted(set(labels[labels != 'human'])))}, not the dataset's own"}
+    part = part[~part["config"].isin(other)]
+    mine = part[[cell.matches(m) for m in part["model"].astype(str)]]
+    if mine.empty:
+        test = any(m.lower().startswith(TEST_PROVIDERS) and model_key(m) in cell.names for m in part["model"].astype(str))
+        return mine, {"matched": CONTEXT["test_provider" if test else "other_model"], **ran}
+    return mine, None
 
 
 def _cell_rows(cell: Cell, frame: pd.DataFrame, votes: pd.DataFrame | None) -> list[dict[str, Any]]:
@@ -312,21 +443,35 @@ def _cell_rows(cell: Cell, frame: pd.DataFrame, votes: pd.DataFrame | None) -> l
         return [_row(cell, CONTEXT["not_computed"])]
     if not cell.method:
         return [_row(cell, CONTEXT["no_method"])]
+    frame = frame[~frame["case"].astype(str).isin(cell.excluded)] if cell.excluded else frame
     part = _benchmark_rows(frame, cell.benchmark)
-    part = _matching_setting(part[part["method"] == cell.method], cell.setting)
+    part = _matching_setting(part[part["method"] == cell.method], cell)
     if part.empty:
         return [_row(cell, CONTEXT["not_run"])]
-    mine = part[[cell.matches(m) for m in part["model"].astype(str)]]
-    if mine.empty:
-        return [_row(cell, CONTEXT["other_model"], our_model=", ".join(sorted(part["model"].astype(str).unique())))]
+    mine, context = _filtered(cell, part)
+    if context is not None:
+        return [_row(cell, context.pop("matched"), **context)]
+    averaged = cell.averaged
+    if averaged:
+        mine = mine.assign(config=[_sibling(raw, averaged[1]) for raw in mine["config_contents"]], _config=mine["config"])
     rows = []
-    for (model, config, protocol), trials in mine.groupby(["model", "config", "protocol"], sort=True):
-        where = {"our_model": model, "config": config, "protocol": protocol,
+    for (model, _, protocol), trials in mine.groupby(["model", "config", "protocol"], sort=True):
+        config = " + ".join(sorted(trials["_config" if averaged else "config"].unique()))
+        where = {"our_model": model, "config": config, "protocol": protocol, **_cut(trials),
                  "setting_words": "; ".join(dict.fromkeys(s for s in trials["setting"] if s))}
+        if averaged:
+            ran = {_argument(a, *averaged[:2], cell, cell.method) for a in trials["_task_args"]}
+            missing = [v for v in averaged[2] if v not in ran]
+            if missing:
+                why = f"no run with {averaged[1]}={' or '.join(missing)} beside it: the paper averages {' and '.join(averaged[2])}"
+                rows.append(_row(cell, CONTEXT["one_setting"], **where, why=why))
+                continue
+            trials = trials.assign(config=trials["_config"])
+        partial = _partial(cell, trials)
         for ours in _values(cell, trials, frame, votes):
-            scored = "yes" if cell.model else "yes (the source names no model)"
+            scored = PARTIAL if partial else "yes" if cell.model else "yes (the source names no model)"
             matched = ours.pop("matched", scored if ours.get("n_trials") else CONTEXT["no_scores"])
-            rows.append(_row(cell, matched, **{**where, **ours}))
+            rows.append(_row(cell, matched, **{**where, **ours, "why": partial if matched == PARTIAL else ""}))
     return rows
 
 
@@ -339,133 +484,3 @@ def reproduction_table(samples: pd.DataFrame, votes: pd.DataFrame | None = None,
     frame = _prepared(samples)
     rows = [row for cell in cells for row in _cell_rows(cell, frame, votes)]
     return pd.DataFrame(rows, columns=COLUMNS)
-
-
-def _shown(x: Any, unit: str, signed: bool = False) -> str:
-    """A value in its unit: % and points with 1 decimal, steps and odds ratios with 2, tokens in
-    thousands (``17.1k``)."""
-    if unit in ("steps", "odds ratio"):
-        return points(x, 2) if signed else number(x, 2)
-    if unit == "tokens":
-        text = points(x / 1000, 1) if signed else number(x / 1000, 1)
-        return text if text == DASH else text + "k"
-    return points(x) if signed or unit == "points" else number(x, 1)
-
-
-def _yes(row: pd.Series) -> bool:
-    return str(row["matched"]).startswith("yes")
-
-
-def _ours(row: pd.Series) -> str:
-    if not np.isfinite(row["ours"]):
-        return DASH
-    interval = f" [{_shown(row['low'], row['unit'])}, {_shown(row['high'], row['unit'])}]" if np.isfinite(row["low"]) else ""
-    return _shown(row["ours"], row["unit"]) + interval
-
-
-def _on(row: pd.Series) -> str:
-    """The matched configuration (``config_label``), with the protocol when it is not the bare method."""
-    label = config_label(row["our_model"], row["config"], row["setting_words"])
-    return label + (f" ({row['protocol']})" if row["protocol"] and row["protocol"] != row["method"] else "")
-
-
-def _why(row: pd.Series) -> str:
-    """Why a context row has no value of ours, in words."""
-    matched = row["matched"]
-    if matched == CONTEXT["other_model"]:
-        return f"no {row['model']} run; ran {row['our_model']}"
-    if matched == CONTEXT["not_run"]:
-        setting = f" under {row['setting']}" if row["setting"] else ""
-        return f"no {row['method']} run on {row['benchmark']}{setting}"
-    reason = matched.removeprefix("context: ")
-    return f"{reason} on {_on(row)}" if row["config"] else reason
-
-
-def _published(row: pd.Series) -> str:
-    n = row["n_published"]
-    printed = _shown(row["published"], "tokens") if row["unit"] == "tokens" else row["printed"]
-    return printed + (f" (n {int(n)})" if n is not None and not pd.isna(n) else "")
-
-
-def _inside(row: pd.Series) -> str:
-    return DASH if row["inside"] is None else "inside" if row["inside"] else "outside"
-
-
-def _named(row: pd.Series) -> str:
-    return f"{row['where']}: {row['label']} ({row['model'] or 'no model named'})"
-
-
-def reproduction_markdown(table: pd.DataFrame) -> str:
-    """The section "Published numbers beside ours": per source paper (in the file's order), one
-    table per matching configuration (the cells it reproduces, in the paper's order), then the
-    cells no configuration matches, as context with the reason, then every cell's caveat."""
-    lines = [
-        "# Published numbers beside ours", "",
-        "Each published cell (`analysis/data/published.csv`) beside our value on every configuration that "
-        "matches it: the model after the provider prefix (or an alias), the benchmark, the method and the "
-        "setting. Ours is the mean over cases of case means with its 95% case-bootstrap interval (gains: "
-        "the paired sign-flip interval; auditing: the pair bootstrap); difference = ours - published; inside: "
-        "the published value lies in our interval; n: our cases/trials. Each table is one configuration "
-        "and one table or figure of the paper.", "",
-    ]
-    if table.empty:
-        return "\n".join([*lines, "No published cells.", ""])
-    for _, part in table.groupby("paper", sort=False):
-        first = part.iloc[0]
-        lines += [f"## {first['source'].removesuffix(', ' + first['where'])}", ""]
-        matched = part[part.apply(_yes, axis=1)]
-        heads = matched.apply(lambda r: f"On {_on(r)}, {r['where']}:", axis=1) if len(matched) else []
-        for head, rows in matched.groupby(heads, sort=False):
-            shown = pd.DataFrame([{
-                "cell": r["label"] + ("" if r["model"] else " *"), "published": _published(r), "ours [95% CI]": _ours(r),
-                "difference": _shown(r["difference"], r["unit"], signed=True), "inside": _inside(r),
-                "n": f"{int(r['n_cases'])}/{int(r['n_trials'])}",
-            } for _, r in rows.iterrows()])
-            unnamed = ["", "\\* the source names no model: every model's run matches.", ""] if (rows["model"] == "").any() else [""]
-            lines += [head, "", markdown_table(shown).rstrip("\n"), *unnamed]
-        context = part[~part.index.isin(matched.index)]
-        if len(context):
-            lines += ["Not reproduced here (context):", ""]
-            lines += [f"- {_named(r)}: {_published(r)}; {_why(r)}" for _, r in context.iterrows()]
-            lines.append("")
-        notes = part.drop_duplicates("cell")
-        lines += ["Caveats:", ""] + [f"- {_named(r)}: {r['caveat']}" for _, r in notes.iterrows() if r["caveat"]]
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _summary_line(part: pd.DataFrame) -> str:
-    first = part.iloc[0]
-    head = f"- {first['paper']} {_named(first)}: published {_published(first)}"
-    yes = part[part.apply(_yes, axis=1)]
-    if yes.empty:
-        return f"{head} · not reproduced here ({'; '.join(dict.fromkeys(_why(r) for _, r in part.iterrows()))})"
-    ours = []
-    for _, r in yes.iterrows():
-        if not np.isfinite(r["ours"]):
-            ours.append(f"ours {DASH} on {_on(r)} (no scored trials)")
-            continue
-        ours.append(f"ours {_ours(r)} on {_on(r)}, difference {_shown(r['difference'], r['unit'], signed=True)}, "
-                    f"{_inside(r)}")
-    return f"{head} · " + "; ".join(ours)
-
-
-def reproduction_summary(table: pd.DataFrame, recipe: str | None) -> str:
-    """One line per published cell of ``recipe`` (its ``recipes`` name it), for the top of the
-    report; without a recipe, every cell some configuration of the logs ran (matched, or run with
-    another model). ``""`` when there is none."""
-    if table.empty:
-        return ""
-    if recipe is not None:
-        keep = table["recipes"].map(lambda r: recipe in [x.strip() for x in str(r).split(";")])
-    else:
-        keep = table["matched"].str.startswith("yes") | (table["matched"] == CONTEXT["other_model"])
-        keep = table["cell"].isin(table.loc[keep, "cell"])
-    chosen = table[keep]
-    if chosen.empty:
-        return ""
-    lines = [_summary_line(part) for _, part in chosen.groupby("cell", sort=False)]
-    scope = f"of the recipe {recipe}" if recipe is not None else "these logs ran"
-    return "\n".join(["# Reproduction summary", "",
-                      f"The published cells {scope}, beside ours (details: \"Published numbers beside ours\").", "",
-                      *lines, ""])

@@ -20,18 +20,24 @@ import numpy as np
 from blame.errors import DataFormatError
 
 __all__ = [
-    "ALIASES_FILE", "AUDITING", "BASELINE", "BENCHMARKS", "COLUMN_OF", "FAMILIES", "FIELDS", "M1_ODDS_RATIO",
-    "PUBLISHED_FILE", "QUARTILE_GAIN", "STILL_WRONG", "WITHIN", "Cell", "PublishedDataError", "load_published", "model_key",
+    "ALIASES_FILE", "AUDITING", "BASELINE", "BENCHMARKS", "COLUMN_OF", "FAMILIES", "FIELDS", "M1_ODDS_RATIO", "MEAN_METRICS",
+    "ODDS_RATIO", "PUBLISHED_FILE", "QUARTILE_GAIN", "STILL_WRONG", "TASK_OF", "TEST_PROVIDERS", "TOOL_CALLER_GAIN", "WITHIN",
+    "Cell", "PublishedDataError", "load_published", "model_key",
 ]
 
 DATA = Path(__file__).resolve().parent / "data"
 PUBLISHED_FILE = DATA / "published.csv"
 ALIASES_FILE = DATA / "model_aliases.csv"
 FIELDS = ("id", "paper", "arxiv", "where", "label", "benchmark", "method", "model", "setting", "group", "metric",
-          "value", "n", "recipes", "caveat")
+          "value", "n", "cases", "recipes", "caveat")
 BENCHMARKS: tuple[str, ...] = ("who_and_when/algorithm_generated", "who_and_when/hand_crafted", "blame/cortex",
-                               "blame/trading", "who_and_when", "aftraj")
+                               "blame/trading", "aftraj/math", "aftraj/coding", "who_and_when", "aftraj")
 """The benchmarks a cell may name: the sample frame's, or a family pooled over its subsets."""
+TASK_OF: dict[str, str] = {"who_and_when": "who_and_when", "blame/cortex": "blame_cortex", "blame/trading": "blame_trading",
+                           "aftraj": "aftraj"}
+"""The task that runs a benchmark (by the benchmark, or its family before the ``/``)."""
+TEST_PROVIDERS = ("mockllm/", "offline/")
+"""Providers of no real model (Inspect's test model, the suite's offline rules): never a named model's run."""
 FAMILIES = frozenset({"who_and_when", "aftraj"})
 COLUMN_OF: dict[str, str] = {
     "agent": "attribution_agent", "step": "attribution_step", "joint": "attribution_joint", "exact": "vector_exact",
@@ -40,15 +46,21 @@ COLUMN_OF: dict[str, str] = {
 """The sample frame column behind each metric (``step_within_K``: ``attribution_step_within_K``)."""
 AUDITING = ("exact_f1", "precision", "recall", "ass", "far", "step_acc", "agent_acc")
 BASELINE = "all_at_once"
+MEAN_METRICS = ("agent", "step", "joint", "exact", "step_of_valid", "input_tokens")
+"""Metrics that are a mean of case means (with ``step_within_K``): the only ones a mean over settings takes."""
 
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
 _ARXIV = re.compile(r"\d{4}\.\d{4,5}(v\d+)?\Z")
 _ITEM = re.compile(r"(-S )?([A-Za-z_][A-Za-z0-9_]*)=(\S+)\Z")
+_CASES = re.compile(r"([1-9][0-9]*)(?: without ([^ ]+(?: [^ ]+)*))?\Z")
 _GROUP = re.compile(r"(overall|k=1|k>1|faults=[1-9][0-9]*)\Z")
 WITHIN = re.compile(r"step_within_([0-9]+)\Z")
 QUARTILE_GAIN = re.compile(r"relative_gain_q([1-4])\Z")
 STILL_WRONG = re.compile(r"still_wrong_k([1-9][0-9]*)\Z")
 M1_ODDS_RATIO = "m1_odds_ratio"
+ODDS_RATIO = re.compile(r"(m[123])(_agents)?_odds_ratio\Z")
+"""A regression's interaction odds ratio: M1-M3's protocol x quartile, or (``_agents``) protocol x agents."""
+TOOL_CALLER_GAIN = "step_gain_over_tool_caller"
 
 
 class PublishedDataError(DataFormatError):
@@ -59,7 +71,8 @@ class PublishedDataError(DataFormatError):
 class Cell:
     """One published number (the fields of ``published.csv``; ``names``: the model and its aliases,
     lower case, empty when the source names no model; ``setting``: (scope, key, value) with scope
-    ``-T`` or ``-S``)."""
+    ``-T`` or ``-S``, a value ``a|b`` for a mean over settings; ``cases``: the paper's case count,
+    ``excluded``: the case ids the paper left out)."""
 
     id: str
     paper: str
@@ -76,6 +89,8 @@ class Cell:
     value: float
     printed: str
     n: int | None
+    cases: int | None
+    excluded: frozenset[str]
     recipes: tuple[str, ...]
     caveat: str
     names: frozenset[str]
@@ -84,9 +99,22 @@ class Cell:
     def source(self) -> str:
         return f"{self.paper} (arXiv {self.arxiv}), {self.where}" if self.arxiv else f"{self.paper}, {self.where}"
 
+    @property
+    def task(self) -> str:
+        """The task that must have run the cell's benchmark (:data:`TASK_OF`)."""
+        return TASK_OF.get(self.benchmark) or TASK_OF[self.benchmark.split("/")[0]]
+
+    @property
+    def averaged(self) -> tuple[str, str, tuple[str, ...]] | None:
+        """(scope, key, values) of the setting the paper averages over, or None."""
+        return next(((s, k, tuple(v.split("|"))) for s, k, v in self.setting if "|" in v), None)
+
     def matches(self, model: str) -> bool:
-        """Whether an eval's model is this cell's (module docstring); every model when none is named."""
-        return not self.names or model_key(model) in self.names
+        """Whether an eval's model is this cell's: every model when none is named, else never a
+        test provider's (:data:`TEST_PROVIDERS`), and the name after the prefix one of the cell's."""
+        if not self.names:
+            return True
+        return not str(model).lower().startswith(TEST_PROVIDERS) and model_key(model) in self.names
 
 
 def model_key(model: str) -> str:
@@ -140,15 +168,15 @@ def _check_metric(metric: str, group: str, method: str) -> str | None:
     """Why a metric cannot be computed as written, or None."""
     if metric.startswith("other:"):
         return None if metric[6:].strip() else "other: needs words saying what the number is"
-    named = [*COLUMN_OF, *AUDITING, "persona_gap", M1_ODDS_RATIO]
-    patterns = (WITHIN, QUARTILE_GAIN, STILL_WRONG)
+    named = [*COLUMN_OF, *AUDITING, "persona_gap", TOOL_CALLER_GAIN]
+    patterns = (WITHIN, QUARTILE_GAIN, STILL_WRONG, ODDS_RATIO)
     if metric not in named and not any(p.match(metric) for p in patterns):
         return (f"unknown metric {metric!r} (one of {', '.join(sorted(named))}, step_within_K, relative_gain_qK, "
-                "still_wrong_kK, other:WORDS)")
-    whole = metric in AUDITING or metric in ("persona_gap", M1_ODDS_RATIO) or any(p.match(metric) for p in patterns[1:])
+                "still_wrong_kK, mN_odds_ratio, mN_agents_odds_ratio, other:WORDS)")
+    whole = metric in AUDITING or metric in ("persona_gap", TOOL_CALLER_GAIN) or any(p.match(metric) for p in patterns[1:])
     if whole and group != "overall":
         return f"{metric} is computed over all cases only (group overall)"
-    if (metric == "gain" or metric == M1_ODDS_RATIO or QUARTILE_GAIN.match(metric)) and method in ("", BASELINE):
+    if (metric == "gain" or ODDS_RATIO.match(metric) or QUARTILE_GAIN.match(metric)) and method in ("", BASELINE):
         return f"a gain needs a method other than the baseline {BASELINE}"
     return None
 
@@ -171,6 +199,9 @@ def _cell(fields: dict[str, str], aliases: dict[str, frozenset[str]]) -> Cell:
         setting = _setting(fields["setting"])
     except ValueError as error:
         raise ValueError("setting", str(error)) from None
+    averaged = [value for _, _, value in setting if "|" in value]
+    if len(averaged) > 1 or (averaged and fields["metric"] not in MEAN_METRICS and not WITHIN.match(fields["metric"])):
+        raise ValueError("setting", "one a|b setting at most, on a metric that is a mean of case means")
     if not _GROUP.match(fields["group"]):
         raise ValueError("group", f"{fields['group']!r} is not overall, k=1, k>1 or faults=N")
     if problem := _check_metric(fields["metric"], fields["group"], fields["method"]):
@@ -183,6 +214,9 @@ def _cell(fields: dict[str, str], aliases: dict[str, frozenset[str]]) -> Cell:
         raise ValueError("value", f"{fields['value']!r} is not finite")
     if fields["n"] and not (fields["n"].isdigit() and int(fields["n"]) > 0):
         raise ValueError("n", f"{fields['n']!r} is not a positive whole number or ''")
+    cases = _CASES.match(fields["cases"].strip())
+    if fields["cases"].strip() and not cases:
+        raise ValueError("cases", f"{fields['cases']!r} is not N or 'N without ID ID ...'")
     recipes = tuple(r.strip() for r in fields["recipes"].split(";") if r.strip())
     for recipe in (r for r in recipes if not _ID.match(r)):
         raise ValueError("recipes", f"{recipe!r} is not a recipe name")
@@ -190,8 +224,9 @@ def _cell(fields: dict[str, str], aliases: dict[str, frozenset[str]]) -> Cell:
     names = aliases.get(model.lower(), frozenset({model.lower()})) if model else frozenset()
     return Cell(fields["id"], fields["paper"], fields["arxiv"], fields["where"], fields["label"], fields["benchmark"],
                 fields["method"], model, setting, fields["setting"].strip(), fields["group"], fields["metric"], value,
-                fields["value"].strip(), int(fields["n"]) if fields["n"] else None, recipes, fields["caveat"].strip(),
-                names)
+                fields["value"].strip(), int(fields["n"]) if fields["n"] else None,
+                int(cases.group(1)) if cases else None, frozenset((cases.group(2) or "").split()) if cases else frozenset(),
+                recipes, fields["caveat"].strip(), names)
 
 
 def load_published(path: str | Path | None = None, aliases_path: str | Path | None = None) -> list[Cell]:

@@ -74,7 +74,8 @@ from analysis.family import confirmatory_family
 from analysis.logdir import LogDirError, read_usable_logs
 from analysis.outcomes import OutcomeError, align_votes, choose_outcomes
 from analysis.paper_views import paper_views_markdown, persona_accuracy, raffles_iterations, scenario_accuracy
-from analysis.published import reproduction_markdown, reproduction_summary, reproduction_table
+from analysis.published import reproduction_table
+from analysis.published_markdown import reproduction_markdown, reproduction_summary
 from analysis.power import power_from_samples, power_markdown
 from analysis.provenance import log_provenance, reproducibility_markdown, tokens_per_method
 from analysis.regressions import regressions

@@ -26,7 +26,8 @@ BASE = {"benchmark": "blame/cortex", "model": "offline/random", "config": "c0ffe
 def test_persona_accuracy_by_hand() -> None:
     """Case A has two trials, case B one. Persona x: A 1, 0; B 1 -> case means 0.5, 1 -> 75%
     (the trial mean would be 66.7%); y: A 1, 1; B 0 -> 50%; the aggregate is right in all three
-    -> 100%. Best persona x, 25 points below the aggregate. A vote with no value is left out."""
+    -> 100%. Best persona x: aggregate - best persona = +25 points (POIROT's sign). A vote with no value
+    is left out; a tie at the top marks every tied persona best, none chosen by name."""
     votes = pd.DataFrame([
         {**BASE, "case": case, "epoch": epoch, "voter": voter, "correct": correct, "aggregate_correct": 1.0}
         for case, epoch, voter, correct in [("A", 1, "x", 1.0), ("A", 2, "x", 0.0), ("B", 1, "x", 1.0),
@@ -36,13 +37,18 @@ def test_persona_accuracy_by_hand() -> None:
     table = persona_accuracy(votes, samples).set_index("voter")
     assert table.index.tolist() == ["x", "y"]
     assert table["accuracy"].tolist() == pytest.approx([0.75, 0.5])
-    assert table["aggregate"].tolist() == [1.0, 1.0] and table["gap_points"].tolist() == pytest.approx([-25.0, -50.0])
+    assert table["aggregate"].tolist() == [1.0, 1.0] and table["gap_points"].tolist() == pytest.approx([25.0, 50.0])
     assert table["best"].tolist() == [True, False] and table["trials"].tolist() == [3, 3]
     assert (table["cases"] == 2).all() and (table["setting"] == "T=0.7").all() and (table["aggregate_trials"] == 3).all()
     text = persona_markdown(table.reset_index())
     assert "### blame/cortex: offline/random · T=0.7 `c0ffee00`" in text
     assert "| x | 75.0 |" in text and "| **aggregate** | 100.0 |" in text
-    assert "| best persona - aggregate | -25.0 (x) |" in text and "| cases / trials | 2 / 3 |" in text
+    assert "| aggregate - best persona | +25.0 (x) |" in text and "| cases / trials | 2 / 3 |" in text
+    same = votes.copy()
+    same.loc[same["voter"] == "y", "correct"] = [1.0, 0.0, 1.0]  # y as x: 75%, a tie at the top
+    tied = persona_accuracy(same, samples).set_index("voter")
+    assert tied["best"].tolist() == [True, True] and tied["gap_points"].tolist() == pytest.approx([25.0, 25.0])
+    assert "| aggregate - best persona | +25.0 (x, y) |" in persona_markdown(tied.reset_index())
 
 
 def test_scenario_accuracy_by_hand() -> None:

@@ -1,7 +1,8 @@
 """A paper's model name end to end: ``inspect eval`` (the real CLI, in a subprocess) with Inspect's
 ``openai/gpt-4o`` provider talks over loopback to the fake OpenAI-compatible server of
 ``tests/fake_openai_server.py``; the published Who&When cells of GPT-4o on Hand-Crafted with the
-reference answer are then filled from that log, and the others stay context."""
+reference answer are then filled from that log, as partial (``--limit``: 3 of the paper's 58 cases,
+no verdict), and the others stay context."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ holds the
 from fake_openai_server import serve
 
 from analysis.frames import read_logs
-from analysis.published import CONTEXT, reproduction_markdown, reproduction_summary, reproduction_table
+from analysis.published import CONTEXT, PARTIAL, reproduction_table
+from analysis.published_markdown import reproduction_markdown, reproduction_summary
 from analysis.report import run_report
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,7 +30,8 @@ LIMIT = 3
 @pytest.mark.e2e
 def test_gpt_4o_cells_are_filled_from_a_run_on_the_fake_openai_server(tmp_path: Path) -> None:
     """The T1 all-at-once HC w/ GT agent and step cells match openai/gpt-4o with ours = the mean of
-    the log's own per-sample scores and difference = ours - published; AG cells are context."""
+    the log's own per-sample scores and difference = ours - published, partial (3 of 58 cases, no
+    verdict); AG cells are context, and Table 2 (the mean of both settings) says the other is missing."""
     with serve(models=("gpt-4o",)) as server:
         env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test"}
         command = [INSPECT, "eval", "tasks/who_and_when.py", "-T", "subset=hand_crafted", "-T", "with_reference_answer=true",
@@ -47,20 +50,24 @@ def test_gpt_4o_cells_are_filled_from_a_run_on_the_fake_openai_server(tmp_path: 
     table = reproduction_table(logs.samples, logs.votes).set_index("cell")
     for metric in ("agent", "step"):
         row = table.loc[f"ww-t1-aao-hc-gt-{metric}"]
-        assert row["matched"] == "yes" and row["our_model"] == "openai/gpt-4o"
+        assert row["matched"] == PARTIAL and row["our_model"] == "openai/gpt-4o" and row["inside"] is None
+        assert row["why"] == f"{LIMIT} of the paper's 58 cases (a sample limit or selection)"
         assert row["ours"] == pytest.approx(by_hand[metric])
         assert row["difference"] == pytest.approx(by_hand[metric] - row["published"])
-        assert row["low"] <= row["ours"] <= row["high"] and (row["n_cases"], row["n_trials"]) == (LIMIT, LIMIT)
+        assert not row["low"] > row["ours"] and not row["ours"] > row["high"]  # NaN when every case mean is equal
+        assert (row["n_cases"], row["n_trials"], row["paper_cases"]) == (LIMIT, LIMIT, 58)
+        assert row["cut_logs"] >= 0 and logs.samples["label_source"].eq("human").all()
     for cell in ("ww-t1-aao-ag-gt-agent", "ww-t1-aao-hc-nogt-agent", "ww-t1-sbs-hc-gt-agent"):
         assert table.loc[cell, "matched"] == CONTEXT["not_run"]
     assert table.loc["ww-t4-o1-aao-hc-agent", "matched"] == CONTEXT["other_model"]
-    assert table.loc["ww-t2-aao-hc-within3", "matched"] == "yes"  # Table 2 averages both settings: any matches
+    assert table.loc["ww-t2-aao-hc-within3", "matched"] == CONTEXT["one_setting"]  # the paper's mean of both settings
+    assert table.loc["ww-t2-aao-hc-within3", "why"].startswith("no run with with_reference_answer=false beside it")
 
     summary = reproduction_summary(table.reset_index(), "who-and-when")
     agent = table.loc["ww-t1-aao-hc-gt-agent"]
     assert (f"- Who&When Table 1: All-at-once, HC w/ GT, agent (GPT-4o): published 55.17 (n 58) · ours "
             f"{agent['ours']:.1f} [") in summary
-    assert f"on openai/gpt-4o `{agent['config']}`, difference " in summary
+    assert f"on openai/gpt-4o `{agent['config']}`, n {LIMIT}/{LIMIT} of 58, partial ({agent['why']}): no verdict" in summary
     assert "- Who&When Table 1: All-at-once, AG w/ GT, agent (GPT-4o): published 54.33 · not reproduced here" in summary
     assert f"On openai/gpt-4o `{agent['config']}`, Table 1:" in reproduction_markdown(table.reset_index())
 
