@@ -8,12 +8,17 @@ these folders) and answers each call as a perfect analyst would for that call's 
 is the label kind the run scores (``vector`` or ``step``), so the model answers the question the
 methods ask under ``-T score=<mode>``.
 
-Expectations:
+Expectations come from what a method declares (module constants of its solver module, read by
+:func:`declared`; docs/adding_a_method.md), so a new method needs no edit here:
 
 - ``score=step`` (agent-fault sessions and safe runs): every model-calling method finds the
-  decisive step and agent of every faulty session and raises no alarm on a safe run.
-- ``score=vector``: the methods that name a set (all-at-once, POIROT, RAFFLES, the tool caller)
-  are exact on every session. The others name at most one component, as documented:
+  decisive step and agent of every faulty session and raises no alarm on a safe run; a method
+  that shows only a part of the log (``LOG_VIEW = "window"``) does so on every session whose
+  decisive step it showed the model.
+- ``score=vector``: a method that names a set (``NAMES = "set"``, the default: all-at-once,
+  POIROT, RAFFLES, the tool caller) is exact on every session; one that names one component
+  (``NAMES = "one"``) wherever at most one is faulty. The built-in methods that name at most one
+  component are documented so on their pages (:data:`DOCUMENTED`):
   - step_by_step and binary_search name the producer of the step they find
     (docs/protocols/step_search.md, "Vector-labelled data (BLAME)": "These methods name exactly
     one faulty component: the producer of the found step ... A component that never produces a
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +54,8 @@ from inspect_ai.model import (
     ModelUsage,
     modelapi,
 )
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import resolve_sample_attachments
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from blame.schema import Trajectory
@@ -61,10 +69,28 @@ SYSTEMS = ("cortex", "trading")
 SEED = 2  # 6 sessions, max_faults 2, safe_share 0.3: each system has a safe run, a single agent
 # fault, two faults with an agent step, and non-agent faults only (checked by the fixture)
 METHODS = sorted(set(SOLVERS) - set(NO_MODEL))
-SETS = {"all_at_once", "poirot", "raffles", "tool_caller"}
-ONE_COMPONENT = {"online_auditor", "propose_verify", "a2p"}
-STEP_SEARCHES = {"step_by_step", "binary_search"}
-assert set(METHODS) == SETS | ONE_COMPONENT | STEP_SEARCHES | {"hybrid"}, "a new method: say what a gold model gets"
+DOCUMENTED = {"online_auditor": "one", "propose_verify": "one", "a2p": "one",
+              "step_by_step": "step search", "binary_search": "step search", "hybrid": "hybrid"}
+"""What the built-in methods that name fewer than a set name on vector data, as their pages say
+(module docstring); every other method's answer is what its module declares."""
+
+
+def declared(method: str, name: str, default: str) -> str:
+    """The module constant ``name`` of ``method``'s solver module (``LOG_VIEW``, ``NAMES``), else
+    ``default``."""
+    return getattr(sys.modules[SOLVERS[method].__module__], name, default)
+
+
+def names(method: str) -> str:
+    """What ``method`` names on vector data: ``set``, ``one``, ``step search`` or ``hybrid``."""
+    return DOCUMENTED.get(method) or declared(method, "NAMES", "set")
+
+
+def shown_steps(sample: Any) -> set[int]:
+    """The steps whose header some prompt of ``sample`` showed the model."""
+    sample = resolve_sample_attachments(sample, "full")
+    texts = [m.text for e in sample.events if isinstance(e, ModelEvent) for m in e.input]
+    return {int(i) for text in texts for i in re.findall(r"^\[step (\d+)\] ", text, flags=re.M)}
 
 GOLD: dict[str, Trajectory] = {}
 """Task text -> the labelled record: what the gold model knows (filled by the fixture)."""
@@ -260,12 +286,17 @@ def _run(method: str, mode: str, folders: dict[str, Path], log_dir: Path) -> lis
 
 @pytest.mark.parametrize("method", METHODS)
 def test_a_gold_model_is_perfect_under_step_scoring(method: str, folders, tmp_path: Path) -> None:
-    """Every agent-fault session: its decisive agent and step; every safe run: no alarm."""
+    """Every agent-fault session: its decisive agent and step; every safe run: no alarm. A method
+    that shows a window of the log: on every session whose decisive step it showed."""
     samples = _run(method, "step", folders, tmp_path)
     assert {_kind(t) for t, _ in samples} == {"safe", "single", "multi"}  # non-agent faults left out
+    window = declared(method, "LOG_VIEW", "whole") == "window"
     for t, sample in samples:
         value = sample.scores["auditing"].value
         attribution = stored_attribution(sample.store)
+        if window and t.label is not None and t.label.step not in shown_steps(sample):
+            assert value["tp"] == 0, t.id  # the decisive step was never shown: no credit for it
+            continue
         assert attribution.valid and value["invalid"] == 0, (t.id, attribution.errors)
         if t.label is None:
             assert value["false_alarm"] == 0 and value["alarm"] == 0, t.id
@@ -279,11 +310,12 @@ def _expected_vector(method: str, t: Trajectory) -> tuple[bool | None, Any]:
     exact None: either way."""
     gold = set(t.label.faulty) if t.label else set()
     has_step = t.label is not None and t.label.step is not None
-    if method in SETS:
+    kind = names(method)
+    if kind == "set":
         return True, None
-    if method == "hybrid":  # walk flags the agent's step (one component), or falls back to the set
+    if kind == "hybrid":  # walk flags the agent's step (one component), or falls back to the set
         return (not has_step or len(gold) == 1), [t.label.agent] if has_step else None
-    if method in ONE_COMPONENT:
+    if kind == "one":
         return len(gold) <= 1, [t.label.agent if has_step else t.label.faulty[0]] if gold else []
     # step_by_step, binary_search: the producer of the found step, only an agent's step is found
     if not gold:
