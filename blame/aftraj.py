@@ -41,9 +41,9 @@ from the model (``Trajectory.model_view``), so the label never adds a choice. Li
 directions between consecutive distinct speakers.
 
 Labels. Unsafe rows: ``FaultLabel(faulty=[agent], agent, step=mistake_step,
-reason=mistake_reason)``; safe rows: ``label=None``. Every row, unsafe ones too, has
-``outcome_known=False``: AFTraj is an auditing benchmark of runs that may or may not fail, so a
-task over any subset (``-T subset=unsafe`` included) is framed neutrally (``blame.state``).
+reason=mistake_reason)``, ``outcome`` ``unknown``; safe rows: ``label=None``, ``outcome``
+``succeeded``. AFTraj is an auditing benchmark of runs that may or may not fail, so a task over
+any subset (``-T subset=unsafe`` included) is framed neutrally (``blame.state``).
 Ids are ``<subset>_<conv_id>`` (``safe_...`` / ``unsafe_...``), sources ``aftraj/<domain>``.
 Meta: ``conv_id``, ``domain``, ``macro_domain`` (Math / Coding / Agentic), ``subset``, ``unsafe_source``, ``n_steps``, ``n_agents``, ``n_errors``
 (1 or 0), ``label_consistent`` (the speaker at ``mistake_step`` is ``mistake_agent``; None on safe
@@ -347,7 +347,7 @@ def _row_to_trajectory(row: dict[str, Any], subset: str, path: Path, row_index: 
         system=system,
         steps=steps,
         label=label,
-        outcome_known=False,
+        outcome="unknown" if label else "succeeded",
         meta={
             "conv_id": conv_id,
             "domain": domain,

@@ -339,6 +339,6 @@ def _trajectory(trajectory_id: str, source: str, task: str, system: SystemSpec, 
     }
     try:
         return Trajectory(id=trajectory_id, source=source, label_kind="step", task=task, system=system, steps=steps,
-                          label=label, meta=meta, outcome_known=label is not None)
+                          label=label, meta=meta, outcome="failed" if label else "succeeded")
     except ValidationError as error:
         raise DataFormatError(path, "<trajectory>", validation_problem(error)) from error

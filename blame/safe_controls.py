@@ -13,8 +13,8 @@ agents that only speak later), drops the label (``label=None``: safe) and gets t
 ``<original id>_safe``. Its ``meta`` is the original's with the label-derived covariates reset:
 ``n_steps = s``, ``n_errors = 0``, ``label_consistent = None`` (no label to check), plus
 ``control_of = <original id>`` and ``safe_control = True`` so analyses can pair or exclude them.
-Its outcome is unknown (``outcome_known=False``), so a task holding controls frames every sample
-neutrally (``blame.state``).
+Its outcome is ``succeeded`` (it holds no decisive error), so a task holding controls frames every
+sample neutrally (``blame.state``).
 
 Counts on the pinned Who&When revision (tests/tasks/test_safe_controls.py): Algorithm-Generated
 126 unsafe -> 106 controls (20 logs are labelled at step 0), Hand-Crafted 58 -> 58.
@@ -55,7 +55,7 @@ def boundary_safe_control(trajectory: Trajectory) -> Trajectory | None:
             "steps": [step.model_copy() for step in trajectory.steps[: label.step]],
             "label": None,
             "meta": meta,
-            "outcome_known": False,
+            "outcome": "succeeded",
         }
     )
 

@@ -7,9 +7,12 @@ Conventions (every part of the suite relies on them):
   numbering for traceability.
 - A component's ``id`` is its stable key. ``SystemSpec.components`` is ordered and that order IS
   the order of the binary hazard vector (``SystemSpec.vector``).
-- ``Trajectory.label is None`` marks a *safe* control (no decisive fault).
-- ``Trajectory.outcome_known`` says whether the session is known to have failed (Who&When, BLAME)
-  or not (safe controls, AFTraj). A task frames its samples by it (``blame.state``).
+- ``Trajectory.outcome`` (failed, succeeded, unknown) says how the session ended, apart from its
+  label and the label's source (``Trajectory.label_source``: none, human, silver, constructed). A
+  *safe* control is a run that succeeded with no label (``Trajectory.safe``); a failed run without
+  a label (a user's own run) is a failure of unknown cause, never a safe control. A task frames its
+  samples by the outcomes (``blame.state``); scorers skip what they cannot score
+  (``Trajectory.scorable``).
 - Solvers only ever see ``Trajectory.model_view()``: no label, no ``meta`` covariates, and no
   reference answer unless a task argument asks for it.
 
@@ -26,6 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 ComponentKind = Literal["agent", "software", "hardware", "human"]
 StepKind = Literal["agent", "tool_call", "tool_result", "human", "system"]
 LabelKind = Literal["step", "vector"]
+Outcome = Literal["failed", "succeeded", "unknown"]
+LabelSource = Literal["none", "human", "silver", "constructed"]
 Scalar = str | int | float | bool | None
 
 LABEL_ONLY_KEY = "label_agent_not_in_log"
@@ -112,7 +117,9 @@ class SystemSpec(_Model):
 class Step(_Model):
     """One entry of a log. ``agent`` is the canonical id of the component that produced it
     (or ``SYSTEM_SPEAKER`` for a framework message of kind "system"). ``source_role`` keeps the
-    source's own speaker label (e.g. ``Orchestrator (-> WebSurfer)``, ``tool:search``)."""
+    source's own speaker label (e.g. ``Orchestrator (-> WebSurfer)``, ``tool:search``) and
+    ``source_id`` the id of the message or event it came from (Inspect logs), so that an
+    attribution can cite it."""
 
     index: int = Field(ge=0)
     agent: str
@@ -122,6 +129,7 @@ class Step(_Model):
     tool_calls: list[str] = Field(default_factory=list)
     source_index: int | None = None
     source_role: str | None = None
+    source_id: str | None = None
 
 
 class ListedFailure(_Model):
@@ -191,7 +199,7 @@ def label_source(label: FaultLabel | None) -> str | None:
 
 
 class Trajectory(_Model):
-    """One logged session of a multi-agent system, with its label (``None`` = safe control)."""
+    """One logged session of a multi-agent system: its outcome, and its label when it has one."""
 
     id: str
     source: str
@@ -202,10 +210,29 @@ class Trajectory(_Model):
     steps: list[Step]
     label: FaultLabel | None = None
     meta: dict[str, Scalar] = Field(default_factory=dict)
-    outcome_known: bool = True
-    """True: the session is known to have failed (Who&When, BLAME). False: it may or may not
-    have (a safe control, AFTraj). A trajectory without a label counts as unknown whatever this
-    says. In a solver's view (``blame.state.model_view_from_state``) it holds the task's framing."""
+    outcome: Outcome = "failed"
+    """How the session ended: ``failed`` (Who&When, BLAME, a user's failed run, labelled or not),
+    ``succeeded`` (no decisive fault: a safe control, a verified-safe run) or ``unknown`` (it may
+    or may not have failed: AFTraj's runs, which are audited blind). In a solver's view
+    (``model_view``, ``blame.state.model_view_from_state``) it holds the task's framing, ``failed``
+    or ``unknown``, never ``succeeded``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_outcome(cls, data: object) -> object:
+        """Records written before ``outcome`` carry ``outcome_known`` (a bool): True reads as
+        ``failed``; False as ``succeeded`` without a label (the old safe control) and ``unknown``
+        with one (AFTraj's unsafe runs)."""
+        if not isinstance(data, dict) or "outcome_known" not in data:
+            return data
+        data = dict(data)
+        known = data.pop("outcome_known")
+        if "outcome" in data:
+            raise ValueError("outcome_known: an older name of outcome; give one of them, not both")
+        if not isinstance(known, bool):
+            raise ValueError(f"outcome_known: {known!r} is not true or false")
+        data["outcome"] = "failed" if known else "succeeded" if data.get("label") is None else "unknown"
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> Trajectory:
@@ -230,17 +257,35 @@ class Trajectory(_Model):
         return self
 
     @property
+    def label_source(self) -> LabelSource:
+        """Who made the label: ``none`` (no label), ``human``, ``silver`` or ``constructed``."""
+        return label_source(self.label) or "none"
+
+    @property
+    def safe(self) -> bool:
+        """A safe control: the run succeeded and no label names a fault."""
+        return self.outcome == "succeeded" and self.label is None
+
+    @property
+    def scorable(self) -> bool:
+        """Whether a scorer has a ground truth to compare with: a label, or a safe control. A
+        failed run (or one of unknown outcome) without a label has none: scorers skip it."""
+        return self.label is not None or self.safe
+
+    @property
     def vector(self) -> list[int]:
         """The ground-truth binary hazard vector (all zeros for a safe control)."""
         return self.system.vector(self.label.faulty if self.label else [])
 
     def model_view(self, with_reference_answer: bool = False) -> Trajectory:
-        """The copy a solver may show to a model: no label, no reference answer unless asked,
+        """The copy a solver may show to a model: no label, an outcome of ``failed`` or
+        ``unknown`` (never ``succeeded``), no reference answer unless asked,
         and no ``meta`` (it holds label-derived covariates such as ``n_errors`` and
         ``label_consistent``, which are for analysis only). A component that exists only because
         the label names it (``meta[LABEL_ONLY_KEY]``, e.g. an AFTraj agent absent from the log)
         is left out, so that the label never adds a choice the model is offered."""
         update: dict = {
+            "outcome": "failed" if self.outcome == "failed" else "unknown",
             "label": None,
             "meta": {},
             "reference_answer": self.reference_answer if with_reference_answer else None,

@@ -13,11 +13,12 @@ and sets ``state.output.completion`` to the same JSON, so that anyone holding on
 read every prediction. Scorers read it back with :func:`load_attribution`, readers of an eval log
 with :func:`stored_attribution`.
 
-Framing (known vs unknown outcome). A task whose trajectories are all known failures frames its
-samples as failed; a task that holds any trajectory of unknown outcome (a safe control, an AFTraj
-run, any trajectory without a label) frames **every** sample neutrally, so that the framing never
-tells which samples are safe (:func:`task_framing`). The framing is recorded in each sample's
-metadata under ``framing`` and reaches solvers as ``Trajectory.outcome_known`` in
+Framing (known vs unknown outcome). A task whose trajectories all failed (``Trajectory.outcome``
+``failed``, labelled or not: a failed run of unknown cause is told it failed, as on Who&When)
+frames its samples as failed; a task that holds any other trajectory (a safe control, an AFTraj
+run) frames **every** sample neutrally, so that the framing never tells which samples are safe
+(:func:`task_framing`). The framing is recorded in each sample's metadata under ``framing`` and
+reaches solvers as the view's ``Trajectory.outcome`` (``failed`` or ``unknown``) in
 :func:`model_view_from_state`; under ``unknown_outcome`` "no fault" is a valid answer for every
 method (``solvers._framing``).
 """
@@ -43,9 +44,9 @@ UNKNOWN_OUTCOME = "unknown_outcome"
 
 
 def task_framing(trajectories: Iterable[Trajectory]) -> str:
-    """``known_failure`` when every trajectory is a known failure (labelled and
-    ``outcome_known``), else ``unknown_outcome`` (see the module docstring)."""
-    known = all(t.outcome_known and t.label is not None for t in trajectories)
+    """``known_failure`` when every trajectory failed (``outcome`` ``failed``, with a label or
+    without), else ``unknown_outcome`` (see the module docstring)."""
+    known = all(t.outcome == "failed" for t in trajectories)
     return KNOWN_FAILURE if known else UNKNOWN_OUTCOME
 
 
@@ -81,12 +82,13 @@ def trajectory_from_state(state: TaskState) -> Trajectory:
 
 def model_view_from_state(state: TaskState) -> Trajectory:
     """What a solver may show a model: no label; the reference answer only if the task asked;
-    ``outcome_known`` set from the sample's framing (its own trajectory's when none is recorded)."""
+    ``outcome`` set from the sample's framing (its own trajectory's when none is recorded):
+    ``failed`` under ``known_failure``, else ``unknown``."""
     show = bool(state.metadata.get(SHOW_REFERENCE_KEY, False))
     full = trajectory_from_state(state)
     framing = state.metadata.get(FRAMING_KEY) or task_framing([full])
     view = full.model_view(with_reference_answer=show)
-    view.outcome_known = framing == KNOWN_FAILURE
+    view.outcome = "failed" if framing == KNOWN_FAILURE else "unknown"
     return view
 
 

@@ -9,11 +9,13 @@ Layout (a Hugging Face dataset repository as it is, ready for ``huggingface-cli 
 Columns of ``data/*.parquet``, one row per trajectory: ``trajectory`` (the record's JSON,
 ``Trajectory.model_dump_json()``: the one source of truth) and flat copies for filtering without
 parsing, ``id``, ``source``, ``label_kind``, ``label_source`` (``human``, ``silver``, or null for
-no label: ``blame.schema.label_source``) and ``outcome_known``. Reading checks each copy against
-the record. ``abstained/*.parquet`` has ``id``, ``source``, ``label_kind``, ``status``
-(``abstained`` | ``invalid`` | ``error``), ``reason``, ``provenance`` (the
-``LabelProvenance`` JSON, every candidate rejected) and ``trajectory`` (no label): failed runs a
-labeller did not label, kept apart so that nobody reads them as safe controls.
+no label: ``blame.schema.label_source``) and ``outcome`` (failed, succeeded, unknown). Reading
+checks each copy against the record; a folder written before ``outcome`` (a bool column
+``outcome_known``) still loads (``blame.schema.Trajectory`` maps the old field).
+``abstained/*.parquet`` has ``id``, ``source``, ``label_kind``, ``status`` (``abstained`` |
+``invalid`` | ``error``), ``reason``, ``provenance`` (the ``LabelProvenance`` JSON, every
+candidate rejected) and ``trajectory`` (no label): failed runs a labeller did not label, kept
+apart so that nobody reads them as safe controls.
 
 Files are written with Hugging Face ``datasets`` and read with ``pyarrow`` (no cache written).
 Both are imported inside the functions: importing this module stays cheap. Any malformed input
@@ -46,7 +48,9 @@ from blame.source_json import parse_json
 DATA_GLOB = "data/*.parquet"
 ABSTAINED_GLOB = "abstained/*.parquet"
 SHARD = "test-00000-of-00001.parquet"
-COLUMNS = ("id", "source", "label_kind", "label_source", "outcome_known", "trajectory")
+COLUMNS = ("id", "source", "label_kind", "label_source", "outcome", "trajectory")
+LEGACY_OUTCOME = "outcome_known"
+"""The bool column that older folders hold in place of ``outcome``."""
 ABSTAINED_COLUMNS = ("id", "source", "label_kind", "status", "reason", "provenance", "trajectory")
 TAGS = ["blame-bench", "failure-attribution", "multi-agent-systems", "agent-trajectories"]
 
@@ -121,7 +125,7 @@ def _write_folder(out: Path, trajectories: Sequence[Trajectory], title: str, des
         "source": [t.source for t in trajectories],
         "label_kind": [t.label_kind for t in trajectories],
         "label_source": [label_source(t.label) for t in trajectories],
-        "outcome_known": [t.outcome_known for t in trajectories],
+        "outcome": [t.outcome for t in trajectories],
         "trajectory": [t.model_dump_json() for t in trajectories],
     })
     if unlabelled:
@@ -142,7 +146,7 @@ def _write_parquet(path: Path, columns: dict[str, list]) -> None:
     import datasets as progress
     from datasets import Dataset, Features, Value
 
-    features = Features({name: Value("bool" if name == "outcome_known" else "string") for name in columns})
+    features = Features({name: Value("string") for name in columns})
     shown = not progress.are_progress_bars_disabled()
     progress.disable_progress_bars()
     try:
@@ -161,7 +165,7 @@ def _card(trajectories: Sequence[Trajectory], unlabelled: Sequence[UnlabelledRun
     header = {"pretty_name": title, "license": license, "tags": TAGS, "configs": configs}
     counts: dict[str, int] = {}
     for t in trajectories:
-        key = label_source(t.label) or "none (no label: outcome unknown)"
+        key = f"{t.label_source} (outcome {t.outcome})" if t.label is None else t.label_source
         counts[key] = counts.get(key, 0) + 1
     sources = sorted({t.source for t in trajectories} | {r.trajectory.source for r in unlabelled})
     lines = [
@@ -180,8 +184,9 @@ def _card(trajectories: Sequence[Trajectory], unlabelled: Sequence[UnlabelledRun
         "", "## Format", "",
         "One row per trajectory. The column `trajectory` holds the record as JSON, a "
         "`blame.schema.Trajectory` of BLAME-bench (0-based steps, components, label with its "
-        "`provenance`); `id`, `source`, `label_kind`, `label_source` (human, silver, or null) and "
-        "`outcome_known` are copies for filtering. A label with no `provenance` comes from the source "
+        "`provenance`); `id`, `source`, `label_kind`, `label_source` (human, silver, constructed, or "
+        "null) and `outcome` (failed, succeeded, unknown) are copies for filtering; a failed run without a label is "
+        "a failure of unknown cause, never a safe run. A label with no `provenance` comes from the source "
         "dataset; a `silver` label was made by a model, never by a person. Evaluate with "
         "`inspect eval tasks/trajectories.py -T data_dir=<this folder>`; the format is described in "
         "BLAME-bench's docs/datasets.md.", "",
@@ -244,13 +249,15 @@ def _rows(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as error:
         raise DataFormatError(path, "<file>", f"not a readable parquet file ({error})") from error
+    if "outcome" in columns and "outcome" not in table.column_names and LEGACY_OUTCOME in table.column_names:
+        columns = [LEGACY_OUTCOME if name == "outcome" else name for name in columns]
     for name in columns:
         if name not in table.column_names:
             raise DataFormatError(path, name, f"missing column (columns: {', '.join(table.column_names)})")
         kind = table.schema.field(name).type
-        expected = pa.types.is_boolean if name == "outcome_known" else lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)
+        expected = pa.types.is_boolean if name == LEGACY_OUTCOME else lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)
         if not expected(kind):
-            raise DataFormatError(path, name, f"column of type {kind}, expected {'bool' if name == 'outcome_known' else 'string'}")
+            raise DataFormatError(path, name, f"column of type {kind}, expected {'bool' if name == LEGACY_OUTCOME else 'string'}")
     return table.select(list(columns)).to_pylist()
 
 
@@ -341,7 +348,11 @@ def _sample_problem(trajectory: Trajectory) -> tuple[str, str] | None:
 def _check_copies(path: Path, row: int, values: dict[str, Any], trajectory: Trajectory) -> None:
     """The flat columns must equal what the record says."""
     expected = {"id": trajectory.id, "source": trajectory.source, "label_kind": trajectory.label_kind,
-                "label_source": label_source(trajectory.label), "outcome_known": trajectory.outcome_known}
+                "label_source": label_source(trajectory.label)}
+    if LEGACY_OUTCOME in values:
+        expected[LEGACY_OUTCOME] = trajectory.outcome == "failed"
+    else:
+        expected["outcome"] = trajectory.outcome
     for name, value in expected.items():
         if values[name] != value:
             raise DataFormatError(path, name, f"row {row}: {json.dumps(values[name])} but the record's is {json.dumps(value)}")

@@ -8,7 +8,7 @@ the source has them (label source human).
 
 ``label`` makes silver labels. DATA is a trajectory folder (a path holding ``data/*.parquet``)
 or ``NAME[:PART]`` of a dataset ``blame data`` lists (e.g. ``agentrx:tau_retail``). Its failed runs
-(labelled, or ``outcome_known`` without a label: your own failed runs) are evaluated through
+(labelled, or of outcome ``failed`` without a label: your own failed runs) are evaluated through
 Inspect by the ``propose_verify`` solver with P proposers and V verifiers, framed as known
 failures; runs of unknown outcome (safe controls, unlabelled AFTraj runs) are skipped. The solver
 sees only ``blame.state.model_view_from_state`` (no label); the labels the data has stay in the
@@ -143,7 +143,7 @@ def _run_label(args: argparse.Namespace, loaders: LoaderTable) -> int:
         raise _Refused(problem)
     _check_out(args.out)
     runs, origin, license = _data(args.data, args.data_dir, loaders)
-    failed = [t for t in runs if t.label is not None or t.outcome_known]
+    failed = [t for t in runs if t.label is not None or t.outcome == "failed"]
     if not failed:
         raise _Refused(f"{args.data}: no failed run (every run is of unknown outcome)")
     scored = all(t.label is not None for t in failed)
@@ -213,7 +213,7 @@ def silver(run: Trajectory, sample: EvalSample, model: str, log_name: str) -> Tr
     label = FaultLabel(faulty=[winner.agent], step=winner.step, agent=winner.agent, reason=reason or attribution.reason,
                        provenance=provenance)
     meta |= {"n_errors": 1, "label_consistent": run.steps[winner.step].agent == winner.agent}
-    return run.model_copy(update={"label": label, "meta": meta, "outcome_known": True})
+    return run.model_copy(update={"label": label, "meta": meta, "outcome": "failed"})
 
 
 def _check_out(out: str) -> None:

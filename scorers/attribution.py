@@ -17,9 +17,11 @@ Conventions
   marked the last two invalid; the scorer checks again rather than trust it.
 - **Partial prediction.** A valid Attribution whose ``agent`` (or ``step``) is ``None`` scores 0
   on the keys that need it and keeps ``valid = 1``; the explanation says what is missing.
-- **No gold.** A trajectory with ``label is None`` (a safe control), or whose label lacks
-  ``agent`` or ``step``, is outside this scorer's scope. The scorer raises ``ValueError`` naming
-  the sample: that is a task/data error (the sample is marked ERRORED and can be retried), not a
+- **No label.** A failed run (or one of unknown outcome) without a label has no ground truth:
+  the scorer skips it (returns no score), so it counts in no metric (``Trajectory.scorable``).
+- **No gold.** A safe control (``Trajectory.safe``), or a trajectory whose label lacks ``agent``
+  or ``step``, is outside this scorer's scope. The scorer raises ``ValueError`` naming the
+  sample: that is a task/data error (the sample is marked ERRORED and can be retried), not a
   wrong answer. Score safe controls with ``scorers.vector`` or an auditing scorer instead.
 
 Per-sample values (``Score.value``, all 0.0/1.0 floats)
@@ -217,13 +219,16 @@ def attribution(tolerances: list[int] = [1, 2, 3, 5]) -> Scorer:  # noqa: B006 (
     Args:
         tolerances: the k of the ``step_within_<k>`` keys (non-negative integers).
 
-    Raises (per sample, so the sample is ERRORED rather than scored wrong): ``ValueError`` when
-    the trajectory has no gold agent and step (a safe control is out of scope).
+    Skips (no score) a run without a label that is not a safe control. Raises (per sample, so
+    the sample is ERRORED rather than scored wrong): ``ValueError`` when the trajectory has no
+    gold agent and step (a safe control is out of scope).
     """
     ks = normalise_tolerances(tolerances)
 
-    async def score(state: TaskState, target: Target) -> Score:
+    async def score(state: TaskState, target: Target) -> Score | None:
         trajectory = trajectory_from_state(state)
+        if not trajectory.scorable:
+            return None
         try:
             gold_agent, gold_step = _gold(trajectory)
         except ValueError as e:

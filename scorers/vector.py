@@ -1,7 +1,8 @@
 """Vector attribution scorer: which components of the system are faulty.
 
 For vector-labelled data (BLAME). The gold set ``G`` is ``Trajectory.label.faulty`` (empty for a
-safe control, ``label is None``); the predicted set ``P`` is ``Attribution.faulty``. Both are sets
+safe control, ``Trajectory.safe``; a failed run without a label has no ``G``: the scorer skips it,
+returning no score, so it counts in no metric); the predicted set ``P`` is ``Attribution.faulty``. Both are sets
 of component ids of ``Trajectory.system``, whose ``components`` order is the order of the binary
 hazard vector; ``N`` is the number of components. Repeated ids in ``Attribution.faulty`` count
 once.
@@ -254,10 +255,11 @@ def vector() -> Scorer:
     """Exact-set match, Hamming similarity and per-component counts of the predicted faulty set.
 
     Requires sample metadata ``"fault_group"`` (see :func:`fault_group`); raises ``ValueError``
-    for a sample without it, so the sample is ERRORED rather than scored.
+    for a sample without it, so the sample is ERRORED rather than scored. Skips (no score) a run
+    without a label that is not a safe control.
     """
 
-    async def score(state: TaskState, target: Target) -> Score:
+    async def score(state: TaskState, target: Target) -> Score | None:
         if FAULT_GROUP_KEY not in state.metadata:
             raise ValueError(
                 f"sample {state.sample_id!r} has no {FAULT_GROUP_KEY!r} metadata: the vector "
@@ -265,6 +267,8 @@ def vector() -> Scorer:
                 f"metadata[{FAULT_GROUP_KEY!r}] = scorers.vector.fault_group(label.faulty)"
             )
         trajectory = trajectory_from_state(state)
+        if not trajectory.scorable:
+            return None
         system = trajectory.system
         gold = trajectory.label.faulty if trajectory.label else []
         predicted = load_attribution(state)

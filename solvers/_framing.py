@@ -1,11 +1,14 @@
 """Known vs unknown outcome: how a solver frames a session, and the "no fault" answer.
 
-A solver reads the framing from its view of the trajectory (``Trajectory.outcome_known``, set by
-``blame.state.model_view_from_state`` from the task: see there). Two framings:
+A solver reads the framing from its view of the trajectory (``Trajectory.outcome``, ``failed`` or
+``unknown``, set by ``blame.state.model_view_from_state`` from the task: see there;
+:func:`told_failed`). Two framings:
 
-- **known failure** (Who&When, BLAME without controls): the prompts say the session failed, and
+- **known failure** (Who&When, BLAME without controls, a folder of your own failed runs, labelled
+  or not): the prompts say the session failed, and
   on step-labelled data an answer must name an agent and a step, as in the source papers;
-- **unknown outcome** (any task holding a safe control or an AFTraj run): every sample, failed or
+- **unknown outcome** (any task holding a safe control, an AFTraj run or a run of unknown
+  outcome): every sample, failed or
   not, gets the same neutral wording (the session may or may not contain a decisive error), and
   **"no fault" is a valid answer** for every method. On step-labelled data it is written
   ``{"agent": null, "step": null}`` and its schema is a second ``anyOf`` branch next to the answer
@@ -37,11 +40,11 @@ SITUATION = {
     ("vector", False): "The session may or may not contain a hazard event: any number of the "
     "system's components, possibly none, may have been faulty.",
 }
-"""The framing sentence, by (``Trajectory.label_kind``, ``outcome_known``): the opening of every
+"""The framing sentence, by (``Trajectory.label_kind``, :func:`told_failed`): the opening of every
 method's question about a session (``docs/datasets.md``, "Framing")."""
 
 MISTAKE = {True: "the mistake that led to the failure", False: "a mistake that led to a failure"}
-"""What makes an error decisive, by ``outcome_known`` (neutral wording under unknown outcome)."""
+"""What makes an error decisive, by :func:`told_failed` (neutral wording under unknown outcome)."""
 
 NO_FAULT_CLAUSE = (
     ' If the log shows no decisive error, answer {"reason": "<why>", "agent": null, "step": null}.'
@@ -49,25 +52,31 @@ NO_FAULT_CLAUSE = (
 """Appended to a step-level answer format under unknown outcome."""
 
 
+def told_failed(trajectory: Trajectory) -> bool:
+    """Whether this view frames the session as failed (``outcome`` ``failed``); any other outcome
+    is framed neutrally."""
+    return trajectory.outcome == "failed"
+
+
 def admits_no_fault(trajectory: Trajectory) -> bool:
     """Whether "no fault" is a valid answer for this view: always on vector-labelled data (an empty
     set of faulty components), on step-labelled data only under unknown outcome."""
-    return trajectory.label_kind == "vector" or not trajectory.outcome_known
+    return trajectory.label_kind == "vector" or not told_failed(trajectory)
 
 
 def situation(trajectory: Trajectory) -> str:
     """The framing sentence of this view (:data:`SITUATION`)."""
-    return SITUATION[trajectory.label_kind, trajectory.outcome_known]
+    return SITUATION[trajectory.label_kind, told_failed(trajectory)]
 
 
 def mistake(trajectory: Trajectory) -> str:
     """The decisive mistake in words, for this view's framing (:data:`MISTAKE`)."""
-    return MISTAKE[trajectory.outcome_known]
+    return MISTAKE[told_failed(trajectory)]
 
 
 def no_fault_clause(trajectory: Trajectory) -> str:
     """The format clause for "no fault" (empty when the framing does not admit it)."""
-    return NO_FAULT_CLAUSE if not trajectory.outcome_known else ""
+    return NO_FAULT_CLAUSE if not told_failed(trajectory) else ""
 
 
 def with_no_fault(schema: dict[str, Any], keys: tuple[str, ...] = ("agent", "step")) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from blame.render import RenderBudget, inline_list, note_cuts
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
-from solvers._framing import is_no_fault, no_fault_clause, situation, with_no_fault
+from solvers._framing import is_no_fault, no_fault_clause, situation, told_failed, with_no_fault
 from solvers._output import final_answer, output_problem, parse_agent_step
 from solvers.all_at_once import system_prompt
 from solvers.online_auditor import candidates as nameable
@@ -77,13 +77,13 @@ def answer_schema(trajectory: Trajectory) -> dict[str, Any]:
         "required": [*REASONING, "agent", "step"],
         "additionalProperties": False,
     }
-    return schema if trajectory.outcome_known else with_no_fault(schema)
+    return schema if told_failed(trajectory) else with_no_fault(schema)
 
 
 def instructions(trajectory: Trajectory) -> str:
     return INSTRUCTIONS.format(
         situation=situation(trajectory),
-        identify="Find" if trajectory.outcome_known else "If it contains one, find",
+        identify="Find" if told_failed(trajectory) else "If it contains one, find",
         agents=inline_list(nameable(trajectory)),
         no_fault=no_fault_clause(trajectory),
     )
@@ -95,7 +95,7 @@ def read_answer(text: str, trajectory: Trajectory, attribution: Attribution) -> 
     data, _ = final_answer(text, ("agent", "step"), ("agent", "step", *REASONING))
     reasoning = {field: str((data or {}).get(field) or "") for field in REASONING}
     attribution.reason = reasoning["abduction"]
-    if not trajectory.outcome_known and is_no_fault(text):
+    if not told_failed(trajectory) and is_no_fault(text):
         attribution.reason = attribution.reason or "no decisive error"
         return reasoning
     agent, step, _, errors = parse_agent_step(text, trajectory.system, len(trajectory.steps), nameable(trajectory))

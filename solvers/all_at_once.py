@@ -38,7 +38,7 @@ from blame.render import RenderBudget, RenderedLog, inline_list, note_cuts, rend
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
-from solvers._framing import admits_no_fault, is_no_fault, mistake, no_fault_clause, situation, with_no_fault
+from solvers._framing import admits_no_fault, is_no_fault, mistake, no_fault_clause, situation, told_failed, with_no_fault
 from solvers._output import AGENT_STEP, final_answer, output_problem, parse_agent_step, parse_faulty
 
 _EXPERT = "You are an impartial expert in diagnosing failures of LLM-based multi-agent systems. You read \
@@ -49,13 +49,13 @@ SYSTEM_PROMPT = {
     True: f"{_EXPERT}which component caused the failure.{_EVIDENCE}",
     False: f"{_EXPERT}whether a component made a decisive error and, if one did, which.{_EVIDENCE}",
 }
-"""The judge's system prompt by ``outcome_known`` (shared by the methods that import it)."""
+"""The judge's system prompt by ``_framing.told_failed`` (shared by the methods that import it)."""
 
 IDENTIFY = {
     True: "Identify the agent responsible for the failure and the step of its decisive error",
     False: "If it contains one, identify the agent that made the decisive error and the step of that error",
 }
-"""The request for an agent and a step, by ``outcome_known``."""
+"""The request for an agent and a step, by ``_framing.told_failed``."""
 
 STEP_INSTRUCTIONS = """\
 {situation} {identify}: the earliest step at which that agent made {mistake}. Steps are \
@@ -75,7 +75,7 @@ Answer with a JSON object only:
 
 def system_prompt(trajectory: Trajectory) -> str:
     """The judge's system prompt for this view's framing (:data:`SYSTEM_PROMPT`)."""
-    return SYSTEM_PROMPT[trajectory.outcome_known]
+    return SYSTEM_PROMPT[told_failed(trajectory)]
 
 
 def candidate_agents(trajectory: Trajectory) -> list[str]:
@@ -92,7 +92,7 @@ def step_schema(trajectory: Trajectory) -> dict[str, Any]:
     ``minimum``/``maximum`` (and ``uniqueItems``) before the schema reaches the provider.
     """
     schema = named_step_schema(trajectory)
-    return schema if trajectory.outcome_known else with_no_fault(schema)
+    return schema if told_failed(trajectory) else with_no_fault(schema)
 
 
 def named_step_schema(trajectory: Trajectory) -> dict[str, Any]:
@@ -132,7 +132,7 @@ def judge_prompt(trajectory: Trajectory, budget: RenderBudget) -> tuple[str, Ren
     if trajectory.label_kind == "step":
         instructions = STEP_INSTRUCTIONS.format(
             situation=situation(trajectory),
-            identify=IDENTIFY[trajectory.outcome_known],
+            identify=IDENTIFY[told_failed(trajectory)],
             mistake=mistake(trajectory),
             agents=inline_list(candidate_agents(trajectory)),
             no_fault=no_fault_clause(trajectory),

@@ -56,7 +56,7 @@ from blame.render import RenderBudget, RenderedLog, note_cuts
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
-from solvers._framing import situation
+from solvers._framing import situation, told_failed
 from solvers._output import bound_text, extract_json_object, output_problem
 from solvers.all_at_once import system_prompt
 from solvers.step_by_step import (
@@ -141,7 +141,7 @@ def parse_half(text: str) -> tuple[str | None, str, list[str]]:
 
 def segment_prompt(trajectory: Trajectory, lo: int, hi: int, mid: int, after: int, budget: RenderBudget) -> tuple[str, RenderedLog]:
     """The user turn for the step range ``lo..hi`` (step numbers) split after step ``mid``."""
-    question = QUESTION.format(situation=situation(trajectory), premise=PREMISE[trajectory.label_kind, trajectory.outcome_known],
+    question = QUESTION.format(situation=situation(trajectory), premise=PREMISE[trajectory.label_kind, told_failed(trajectory)],
                                lo=lo, hi=hi, mid=mid, after=after)
     return context_prompt(
         trajectory,
@@ -181,7 +181,7 @@ def binary_search(
         rounds: list[dict[str, Any]] = []
         start, end = 0, len(steps) - 1
         gate = None
-        if not trajectory.outcome_known and steps:
+        if not told_failed(trajectory) and steps:
             async with span("gate"):
                 gate, messages, output = await _ask_gate(model, trajectory, budget, attribution, structured_output)
             state.messages, state.output = [*messages, output.message], output

@@ -131,7 +131,7 @@ from blame.schema import (
 from blame.state import model_view_from_state, save_attribution, trajectory_from_state
 from solvers import _aggregation as agg
 from solvers._calls import book_usage, generate_answer, response_schema
-from solvers._framing import situation
+from solvers._framing import situation, told_failed
 from solvers._gather import gather
 from solvers._hazard_space import construct_space
 from solvers._output import output_problem
@@ -402,7 +402,7 @@ async def _vote(session: _Session, persona: str) -> Vote:
     async with span(persona):
         step_level = session.trajectory.label_kind == "step"
         n_steps = len(session.trajectory.steps) if step_level else None
-        no_fault = step_level and not session.trajectory.outcome_known
+        no_fault = step_level and not told_failed(session.trajectory)
         if step_level:
             template = VOTE_STEP_UNKNOWN if no_fault else VOTE_STEP
             instructions = template.format(agents=inline_list(c.id for c in session.space.agents))
@@ -452,7 +452,7 @@ def _aggregate(session: _Session, state: TaskState, rules: dict[str, Any]) -> No
     if step_level:
         if attribution.agent is not None:
             attribution.step = agg.decisive_step(valid, attribution.agent)
-        elif session.trajectory.outcome_known or any(v.faulty for v in valid):  # beta = 0: agent votes can weigh 0
+        elif told_failed(session.trajectory) or any(v.faulty for v in valid):  # beta = 0: agent votes can weigh 0
             attribution.invalid("no agent has a positive score from the valid votes")
         else:  # every valid vote is empty
             attribution.faulty, attribution.reason = [], f"{len(valid)} valid votes, none marked a component: no fault"

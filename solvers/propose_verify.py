@@ -48,7 +48,7 @@ from blame.render import RenderBudget, RenderedLog, inline, inline_list, note_cu
 from blame.schema import Attribution, Candidate, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
-from solvers._framing import is_no_fault, no_fault_clause, situation, with_no_fault
+from solvers._framing import is_no_fault, no_fault_clause, situation, told_failed, with_no_fault
 from solvers._gather import gather
 from solvers._output import _shown, final_answer, output_problem, parse_agent_step
 from solvers.all_at_once import system_prompt
@@ -105,7 +105,7 @@ def proposal_schema(trajectory: Trajectory) -> dict[str, Any]:
         "required": ["reason", "agent", "step"],
         "additionalProperties": False,
     }
-    return schema if trajectory.outcome_known else with_no_fault(schema)
+    return schema if told_failed(trajectory) else with_no_fault(schema)
 
 
 def verdict_schema() -> dict[str, Any]:
@@ -132,7 +132,7 @@ def context(trajectory: Trajectory, budget: RenderBudget) -> tuple[str, Rendered
 def propose_prompt(trajectory: Trajectory) -> str:
     return PROPOSE_INSTRUCTIONS.format(
         situation=situation(trajectory),
-        identify="Identify" if trajectory.outcome_known else "If it contains one, identify",
+        identify="Identify" if told_failed(trajectory) else "If it contains one, identify",
         agents=inline_list(nameable(trajectory)),
         no_fault=no_fault_clause(trajectory),
     )
@@ -155,7 +155,7 @@ def call_seed(seed: int, epoch: int, phase: str, index: int) -> int:
 
 def read_proposal(text: str, trajectory: Trajectory) -> dict[str, Any]:
     """One proposer's answer as ``{"kind": "candidate"|"no_fault"|"unreadable", ...}``."""
-    if not trajectory.outcome_known and is_no_fault(text):
+    if not told_failed(trajectory) and is_no_fault(text):
         return {"kind": "no_fault"}
     agent, step, reason, errors = parse_agent_step(text, trajectory.system, len(trajectory.steps),
                                                    nameable(trajectory))
@@ -349,7 +349,7 @@ def propose_verify(
     def conclude(trajectory: Trajectory, candidates: list[Candidate], attribution: Attribution) -> None:
         winner = decide(candidates, verifiers)
         if winner is None:
-            attribution.abstained = trajectory.outcome_known
+            attribution.abstained = told_failed(trajectory)
             attribution.reason = "no verified fault: no candidate reached the majority of verifiers"
             return
         attribution.agent, attribution.step, attribution.faulty = winner.agent, winner.step, [winner.agent]

@@ -102,7 +102,7 @@ from solvers._output import (
     parse_agent_step,
     parse_faulty,
 )
-from solvers._framing import admits_no_fault, is_no_fault, mistake, situation, with_no_fault
+from solvers._framing import admits_no_fault, is_no_fault, mistake, situation, told_failed, with_no_fault
 from solvers.all_at_once import candidate_agents, named_step_schema, vector_schema
 from solvers.step_by_step import parse_yes_no
 
@@ -125,7 +125,7 @@ PANEL_SYSTEM_PROMPT = {
     True: _PANEL.format(proposal="its decisive fault"),
     False: _PANEL.format(proposal="its decisive fault, or that it has none,"),
 }
-"""The Judge's and the evaluators' system prompt, by ``outcome_known``."""
+"""The Judge's and the evaluators' system prompt, by ``_framing.told_failed``."""
 
 STEP_CRITERIA = {
     "fault": "Fault: the candidate agent made a real mistake at the candidate step (a wrong fact, "
@@ -221,7 +221,7 @@ def judge_schema(trajectory: Trajectory) -> dict[str, Any]:
     properties = {k: v for k, v in base["properties"].items() if k != "reason"}
     properties.update({f"{c}_rationale": {"type": "string"} for c in CRITERIA})
     schema = {**base, "properties": properties, "required": list(properties)}
-    return schema if trajectory.outcome_known or trajectory.label_kind != "step" else with_no_fault(schema)
+    return schema if told_failed(trajectory) or trajectory.label_kind != "step" else with_no_fault(schema)
 
 
 def evaluator_schema() -> dict[str, Any]:
@@ -329,10 +329,10 @@ def judge_prompt(trajectory: Trajectory, log_text: str, budget: RenderBudget, me
     if trajectory.label_kind == "step":
         instructions = JUDGE_STEP_INSTRUCTIONS.format(
             situation=situation(trajectory),
-            propose="Propose" if trajectory.outcome_known else "If it contains one, propose",
+            propose="Propose" if told_failed(trajectory) else "If it contains one, propose",
             mistake=mistake(trajectory),
             agents=inline_list(candidate_agents(trajectory)),
-            no_fault="" if trajectory.outcome_known else NO_FAULT_FORMAT,
+            no_fault="" if told_failed(trajectory) else NO_FAULT_FORMAT,
             **criteria,
         )
     else:
@@ -397,7 +397,7 @@ async def evaluate(
     """One LLM evaluator's call and its parsed assessment (an unusable one has confidence 0)."""
     async with span(f"evaluator_{criterion}"):
         messages: list[ChatMessage] = [
-            ChatMessageSystem(content=PANEL_SYSTEM_PROMPT[trajectory.outcome_known]),
+            ChatMessageSystem(content=PANEL_SYSTEM_PROMPT[told_failed(trajectory)]),
             ChatMessageUser(content=evaluator_prompt(trajectory, log_text, budget, candidate, criterion, rationale)),
         ]
         output = await generate_answer(
@@ -469,7 +469,7 @@ def raffles(
             async with span(f"iteration_{k}"):
                 async with span("judge"):
                     messages: list[ChatMessage] = [
-                        ChatMessageSystem(content=PANEL_SYSTEM_PROMPT[trajectory.outcome_known]),
+                        ChatMessageSystem(content=PANEL_SYSTEM_PROMPT[told_failed(trajectory)]),
                         ChatMessageUser(content=judge_prompt(trajectory, log.text, budget, memory, threshold)),
                     ]
                     output = await generate_answer(judge_model, messages, attribution, phase="judge", schema=schema)

@@ -85,7 +85,7 @@ from blame.render import (
 from blame.schema import SYSTEM_SPEAKER, Attribution, Step, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import generate_answer, response_schema
-from solvers._framing import admits_no_fault, mistake, situation
+from solvers._framing import admits_no_fault, mistake, situation, told_failed
 from solvers._output import bound_text, extract_json_object, output_problem
 from solvers.all_at_once import system_prompt
 
@@ -226,7 +226,7 @@ async def walk_steps(
     walk = Walk()
     template = STEP_QUESTION if trajectory.label_kind == "step" else VECTOR_STEP_QUESTION
     template = template.replace("{situation}", situation(trajectory)).replace("{mistake}", mistake(trajectory))
-    template = template.replace("{none}", "" if trajectory.outcome_known else NO_STEP)
+    template = template.replace("{none}", "" if told_failed(trajectory) else NO_STEP)
     schema = response_schema("step_verdict", decisive_schema()) if structured_output else None
     prefixes = PrefixLogs(trajectory, budget)
     heading = f"Session log ({len(trajectory.steps)} steps in all, numbered from 0; shown up to the step in question):"

@@ -73,7 +73,7 @@ from blame.render import RenderBudget, fence, inline, inline_list, note_cuts, re
 from blame.schema import Attribution, Trajectory
 from blame.state import model_view_from_state, save_attribution
 from solvers._calls import book_usage, generate_answer, response_schema
-from solvers._framing import mistake, no_fault_clause, situation
+from solvers._framing import mistake, no_fault_clause, situation, told_failed
 from solvers._output import output_problem
 from solvers.all_at_once import IDENTIFY, candidate_agents, read_answer, step_schema, system_prompt, vector_schema
 from solvers.step_by_step import DECISIVE, decisive_schema, parse_yes_no, user_turn
@@ -190,7 +190,7 @@ def planner_prompt(trajectory: Trajectory, log_text: str, budget: RenderBudget, 
     if trajectory.label_kind == "step":
         instructions = PLANNER_STEP.format(
             situation=situation(trajectory),
-            identify=IDENTIFY[trajectory.outcome_known],
+            identify=IDENTIFY[told_failed(trajectory)],
             mistake=mistake(trajectory),
             max_calls=max_calls,
             agents=inline_list(candidate_agents(trajectory)),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +26,7 @@ from blame.paths import provenance
 from blame.render import render_log
 from blame.schema import Scalar, Trajectory
 from blame.state import FRAMING_KEY, SHOW_REFERENCE_KEY, TRAJECTORY_KEY, task_framing, trajectory_metadata
-from blame.trajectory_folder import meta_contradiction, record_covariates
+from blame.trajectory_folder import id_problem, meta_contradiction, record_covariates
 from scorers.vector import FAULT_GROUP_KEY, fault_group
 from solvers import solver_by_name
 
@@ -89,7 +90,9 @@ def trajectory_to_sample(
     and ``fault_group``), ``level`` (None unless the record's meta gives it) and the rest of the
     record's ``meta``. A meta that contradicts a computed covariate (another value or type) or
     uses a key the task sets (``framing``, ...) is a one-line ``PrerequisiteError`` naming the
-    record and the key: computed covariates are never overridden.
+    record and the key: computed covariates are never overridden. So is an id Inspect cannot store
+    (``blame.trajectory_folder.id_problem``: its samples would be lost after the model calls) and a
+    generated record's label that its simulator's faults contradict (:func:`generated_fault_problem`).
 
     The full trajectory (label included) travels in metadata, as JSON text
     (``blame.state.trajectory_metadata``), for the scorers; solvers read it only through
@@ -100,10 +103,18 @@ def trajectory_to_sample(
         FAULT_GROUP_KEY: fault_group(trajectory.label.faulty if trajectory.label else []),
     }
     reserved = sorted(set(trajectory.meta) & _TASK_KEYS)
-    clash = (f"meta.{reserved[0]}", "is set by the task, never by a record") if reserved else (
-        meta_contradiction(trajectory, computed))
+    bad_id = id_problem(trajectory.id)
+    if bad_id:
+        clash: tuple[str, str] | None = ("id", bad_id)
+    elif fault := generated_fault_problem(trajectory):
+        clash = fault
+    elif reserved:
+        clash = (f"meta.{reserved[0]}", "is set by the task, never by a record")
+    else:
+        clash = meta_contradiction(trajectory, computed)
     if clash:
-        raise PrerequisiteError(f"DataFormatError: trajectory {trajectory.id!r} ({trajectory.source}): field "
+        shown = repr(trajectory.id) if len(trajectory.id) <= 80 else f"{trajectory.id[:60]!r}..."
+        raise PrerequisiteError(f"DataFormatError: trajectory {shown} ({trajectory.source}): field "
                                 f"'{clash[0]}': {clash[1]}")
     covariates = {"level": None, **trajectory.meta, **computed}
     return Sample(
@@ -117,6 +128,31 @@ def trajectory_to_sample(
             TRAJECTORY_KEY: trajectory_metadata(trajectory),
         },
     )
+
+
+GENERATED = "generated/"
+"""The source prefix of the sessions ``blame generate`` writes (``generated/<system>``)."""
+
+
+def generated_fault_problem(trajectory: Trajectory) -> tuple[str, str] | None:
+    """(field, problem) for a generated record whose label names a fault its system does not have
+    (``simulators.registry``), or whose faults sit on other components than ``faulty``; None for
+    any other record (a source ``generated/<name>`` that names no system of the suite included)."""
+    from simulators.registry import systems
+
+    label, key = trajectory.label, trajectory.source.removeprefix(GENERATED)
+    system = systems().get(key) if trajectory.source.startswith(GENERATED) else None
+    if label is None or system is None:
+        return None
+    unknown = [name for name in label.fault_names if name not in system.faults]
+    if unknown:
+        return "label.fault_names", (f"{json.dumps(unknown[0])} is not a fault of the {key} simulator "
+                                     f"({', '.join(sorted(system.faults))})")
+    on = sorted({system.faults[name].component for name in label.fault_names})
+    if on != sorted(label.faulty):
+        return "label.faulty", (f"{json.dumps(label.faulty)}, but the faults {json.dumps(label.fault_names)} sit on "
+                                f"{json.dumps(on)}")
+    return None
 
 
 def dataset_provenance(trajectories: Sequence[Trajectory]) -> dict[str, dict[str, str] | None]:

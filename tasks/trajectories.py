@@ -1,6 +1,6 @@
 """Any folder of trajectories in the suite's on-disk format (``blame/trajectory_folder.py``):
 an export of a dataset of the suite (``blame data export``), silver labels made by ``blame label``,
-or your own runs.
+or your own runs (``blame data import``, ``docs/own_runs.md``).
 
     inspect eval tasks/trajectories.py -T data_dir=DIR --model offline/random
     inspect eval tasks/trajectories.py -T data_dir=DIR -T solver=online_auditor --model offline/random
@@ -11,15 +11,18 @@ each record's reference answer; off by default, the log records it), ``allow_mix
 (evaluate a folder holding both human and silver labels; refused otherwise), ``score`` (``vector`` or
 ``step``; the folder's labels decide when it is not given, as below).
 
-Framing and scoring follow the folder's records, as in the dataset tasks: every record a labelled
-known failure, the samples are framed as failed and scored by ``scorers.attribution`` (step
-labels; headline ``attribution.joint``) or ``scorers.vector`` (vector labels; headline
-``vector.exact``); any record without a label or of unknown outcome, every sample is framed
-neutrally and step labels are scored by ``scorers.auditing`` (headline ``auditing`` /
-``exact_f1``). ``scorers.listed_failures`` is added when some label lists failures. A folder holds
-one label kind. Each sample's metadata ``label_source`` (human, silver, or None for no label)
-says who made its label; the task metadata ``trajectory_folder`` the folder, the sha256 of each
-of its data files and its counts (``datasets`` is empty: the folder's card says where its records
+Framing and scoring follow the folder's records, as in the dataset tasks: every record a failed
+run (``outcome`` failed, labelled or not), the samples are framed as failed and scored by
+``scorers.attribution`` (step labels; headline ``attribution.joint``) or ``scorers.vector``
+(vector labels; headline ``vector.exact``); any record that succeeded or is of unknown outcome,
+every sample is framed neutrally and step labels are scored by ``scorers.auditing`` (headline
+``auditing`` / ``exact_f1``). A failed run without a label is attributed like any other but
+scored by no scorer (it has no ground truth; it is never a safe run); a folder with nothing to
+score (your own failed runs) gets no scorer, and ``blame report`` shows each run's attributions
+by every method and their agreement (``analysis.unlabelled``). ``scorers.listed_failures`` is added when some label lists failures. A folder holds
+one label kind. Each sample's metadata ``label_source`` (human, silver, constructed, or None for
+no label) says who made its label; the task metadata ``trajectory_folder`` the folder, the sha256
+of each of its data files and its counts (``outcomes``: records by outcome) (``datasets`` is empty: the folder's card says where its records
 come from).
 
 ``-T score=vector`` scores every record's faulty set with ``scorers.vector`` (a safe run is the
@@ -97,6 +100,7 @@ def trajectories(
         "label_kind": kinds[0],
         "label_sources": {source: n for source, n in sorted(sources.items())},
         "unlabelled": len(records) - sum(sources.values()),
+        "outcomes": dict(sorted(Counter(t.outcome for t in records).items())),
         "allow_mixed_labels": allow_mixed_labels,
         **({} if score is None else {"score": score, "left_out_no_step": folder_size - len(records)}),
     }}
@@ -122,8 +126,11 @@ def as_label_kind(records: list[Trajectory], score: str) -> list[Trajectory]:
     return [t if t.label_kind == score else t.model_copy(update={"label_kind": score}) for t in records]
 
 
-def scoring(records: list[Trajectory]) -> tuple[list, str | HeadlineMetric, list | dict | None]:
-    """Scorers, headline and summary metrics for the folder's label kind and framing."""
+def scoring(records: list[Trajectory]) -> tuple[list, str | HeadlineMetric | None, list | dict | None]:
+    """Scorers, headline and summary metrics for the folder's label kind and framing; none when
+    no record has a ground truth (``Trajectory.scorable``)."""
+    if not any(t.scorable for t in records):
+        return [], None, None
     if records[0].label_kind == "vector":
         return [vector()], "vector.exact", vector_metrics(False)
     listed = [listed_failures()] if any(t.label and t.label.failures for t in records) else []

@@ -53,8 +53,8 @@ def test_counts_ids_and_framing() -> None:
     """29 annotated tau failures, 73 successful tau runs (no label, unknown outcome), 44 sessions."""
     tau, safe, m1 = (loaded(subset) for subset in SUBSETS)
     assert (len(tau), len(safe), len(m1)) == (29, 73, 44)
-    assert all(t.label is not None and t.outcome_known for t in tau + m1)
-    assert all(t.label is None and not t.outcome_known and t.meta["reward"] == 1.0 for t in safe)
+    assert all(t.label is not None and t.outcome == "failed" for t in tau + m1)
+    assert all(t.label is None and t.outcome == "succeeded" and t.meta["reward"] == 1.0 for t in safe)
     assert {t.meta["task_id"] for t in tau}.isdisjoint(t.meta["task_id"] for t in safe)
     assert sorted(t.meta["question_id"] for t in m1) == sorted(AGENTRX_SESSIONS)
     assert len({t.id for t in tau + safe + m1}) == 146

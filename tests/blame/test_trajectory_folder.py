@@ -66,7 +66,7 @@ def test_the_folder_is_a_hub_dataset_as_it_is(exported: dict[str, Path], tmp_pat
     assert "29 trajectories" in text and "revision f228165bfec60a801fd5fedd9d8ffe0f9de0c69d" in text
     data = datasets.load_dataset(str(folder), split="test", cache_dir=str(tmp_path / "hf"))
     assert data.num_rows == 29 and data.column_names == ["id", "source", "label_kind", "label_source",
-                                                          "outcome_known", "trajectory"]
+                                                          "outcome", "trajectory"]
     assert data[0]["label_source"] == "human" and json.loads(data[0]["trajectory"])["id"] == data[0]["id"]
 
 

@@ -55,7 +55,7 @@ def test_every_failure_is_labelled_or_recorded_with_its_provenance(labelled: Sim
         assert (p.source, p.model, p.method, p.proposers, p.verifiers) == ("silver", "offline/random", "propose_verify", 3, 3)
         assert p.support >= 2 and len(p.confidences) == p.support and p.log == Path(labelled.log.location).name
         assert (t.label.agent, t.label.step) not in {(c.agent, c.step) for c in p.rejected}
-        assert t.label.faulty == [t.label.agent] and not t.label.failures and t.outcome_known
+        assert t.label.faulty == [t.label.agent] and not t.label.failures and t.outcome == "failed"
         assert t.meta["n_errors"] == 1 and "n_failures" not in t.meta
     for run in unlabelled:
         assert run.trajectory.label is None and run.status in ("abstained", "invalid") and run.reason

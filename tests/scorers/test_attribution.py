@@ -59,7 +59,8 @@ def traj(
         Step(index=i, agent=SPEAKERS[i % 4], kind="agent", content=f"message {i}") for i in range(N_STEPS)
     ]
     label = None if safe else FaultLabel(faulty=[agent] if agent else [], agent=agent, step=step)
-    return Trajectory(id=id, source="toy", label_kind="step", system=SYSTEM, steps=steps, label=label)
+    return Trajectory(id=id, source="toy", label_kind="step", system=SYSTEM, steps=steps, label=label,
+                      outcome="succeeded" if safe else "failed")
 
 
 def pred(agent: str | None, step: int | None, **kw) -> Attribution:
@@ -192,11 +193,14 @@ def test_unusable_prediction_scores_zero_on_every_key(attr, reason):
 
 
 def test_missing_gold_raises_naming_the_trajectory():
-    """A safe control, or a label without a step, is a data error, not a wrong answer."""
+    """A safe control, or a label without a step (a record of an older log: such a step label no
+    longer validates), is a data error, not a wrong answer."""
     with pytest.raises(ValueError, match="'ctrl'.*no label"):
         attribution_values(pred("WebSurfer", 1), traj(safe=True, id="ctrl"))
+    old = traj("WebSurfer", 1)
+    old = old.model_copy(update={"label": old.label.model_copy(update={"step": None})})
     with pytest.raises(ValueError, match="no step"):
-        attribution_values(pred("WebSurfer", 1), traj("WebSurfer", None))
+        attribution_values(pred("WebSurfer", 1), old)
 
 
 # --- scorer called directly --------------------------------------------------------------------
@@ -367,3 +371,10 @@ def test_end_to_end_safe_control_errors_the_eval(tmp_path):
     )
     assert log.status == "error"
     assert log.error is not None and "sample 'ctrl'" in log.error.message
+
+
+def test_a_failed_run_without_a_label_gets_no_score():
+    """A failed run of unknown cause has no gold: the scorer skips it (no score), while a safe
+    control still raises (out of this scorer's scope)."""
+    unlabelled = traj(safe=True, id="mine").model_copy(update={"outcome": "failed"})
+    assert run_scorer(state_for(unlabelled, pred("WebSurfer", 1), sample_id="mine")) is None

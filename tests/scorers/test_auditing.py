@@ -29,6 +29,7 @@ from blame.schema import (
 from blame.state import TRAJECTORY_KEY, save_attribution
 from scorers.auditing import (
     VALUE_KEYS,
+    gold_step,
     auditing,
     auditing_metrics,
     auditing_problems,
@@ -49,7 +50,8 @@ N = 10
 def traj(step: int | None = 4, agent: str | None = "A", *, safe: bool = False, id: str = "t", kind: str = "step") -> Trajectory:
     steps = [Step(index=i, agent=["A", "B", "tool"][i % 3], kind="agent", content=f"m{i}") for i in range(N)]
     label = None if safe else FaultLabel(faulty=[agent] if agent else ["A"], agent=agent, step=step)
-    return Trajectory(id=id, source="toy", label_kind=kind, system=SYSTEM, steps=steps, label=label)  # type: ignore[arg-type]
+    return Trajectory(id=id, source="toy", label_kind=kind, system=SYSTEM, steps=steps, label=label,  # type: ignore[arg-type]
+                      outcome="succeeded" if safe else "failed")
 
 
 def alarm(step: int, agent: str = "A", alarm_step: int | None = None, **kw) -> Attribution:
@@ -151,15 +153,18 @@ def test_invalid_attribution_with_a_recorded_alarm_gets_no_credit():
 
 
 def test_unsafe_without_agent_label_has_no_agent_denominator():
-    """Agent-Acc counts only unsafe trajectories whose label names an agent."""
+    """Agent-Acc counts only unsafe trajectories whose label names an agent (a record of an older
+    log: a step label without an agent no longer validates)."""
     attr = Attribution(method="fixed", step=4, alarm_step=4)
-    assert auditing_values(attr, traj(4, None)) == expect(unsafe=1, alarm=1, tp=1, shifted=1)
+    old = traj(4, "A")
+    old = old.model_copy(update={"label": old.label.model_copy(update={"agent": None})})
+    assert auditing_values(attr, old) == expect(unsafe=1, alarm=1, tp=1, shifted=1)
 
 
 def test_unsafe_without_step_label_raises():
     """Vector-labelled (or step-less) unsafe data is out of scope: a data error, not a wrong answer."""
     with pytest.raises(ValueError, match="'vec'.*no decisive step"):
-        auditing_values(alarm(4), traj(None, "A", id="vec", kind="vector"))
+        auditing_values(alarm(4), traj(None, None, id="vec", kind="vector"))
 
 
 # --- prefix-level false alarms ---------------------------------------------------------------------
@@ -335,7 +340,7 @@ def test_scorer_fills_answer_explanation_and_metadata():
 
 def test_scorer_raises_naming_the_sample_on_step_less_unsafe_data():
     with pytest.raises(ValueError, match="sample 'v7'.*no decisive step"):
-        run_scorer(state_for(traj(None, "A", kind="vector"), alarm(4), sample_id="v7"))
+        run_scorer(state_for(traj(None, None, kind="vector"), alarm(4), sample_id="v7"))
 
 
 # --- end to end under epochs -------------------------------------------------------------------
@@ -397,3 +402,24 @@ def test_end_to_end_epochs_pool_every_sample_epoch(epochs, tmp_path):
     assert block.name == "auditing" and block.scorer == "auditing"
     assert list(block.metrics)[:8] == ["exact_f1", "precision", "recall", "ass", "far", "step_acc", "agent_acc", "prefix_false_alarm"]
     approx(EXPECTED, {k: m.value for k, m in block.metrics.items()})
+
+
+def test_a_failed_run_without_a_label_is_skipped_never_a_safe_run(tmp_path):
+    """A failed run without a label has no ground truth: the scorer gives it no score, so the
+    pooled metrics are exactly those of the labelled samples above (its alarm is no false alarm
+    and its silence no true negative), and the scorer raises for it when called as a function."""
+    unlabelled = traj(safe=True, id="X").model_copy(update={"outcome": "failed"})
+    assert not unlabelled.scorable and not unlabelled.safe
+    with pytest.raises(ValueError, match="'X' has no label and is not a safe control"):
+        gold_step(unlabelled)
+    for epoch in (1, 2, 3):
+        PLAN["X", epoch] = alarm(2, alarm_step=2, verdicts=verdicts(3, {2: 2})) if epoch < 3 else no_alarm(verdicts=verdicts(10))
+    dataset = MemoryDataset([
+        Sample(id=t.id, input="x", metadata={TRAJECTORY_KEY: t.model_dump(mode="json")})
+        for t in (traj(id="U"), unlabelled, traj(safe=True, id="S"))
+    ])
+    [log] = eval(Task(dataset=dataset, solver=planned(), scorer=auditing()), model="mockllm/model", epochs=3,
+                 display="none", log_dir=str(tmp_path))
+    assert log.status == "success", log.error
+    approx(EXPECTED, {k: m.value for k, m in log.results.scores[0].metrics.items()})
+    assert all(not s.scores for s in log.samples if s.id == "X") and len(log.samples) == 9

@@ -20,7 +20,8 @@ FAILURES = [ListedFailure(step=1, agent="B"), ListedFailure(step=2, agent="A", s
 def traj(failures: list[ListedFailure] | None = FAILURES, safe: bool = False) -> Trajectory:
     steps = [Step(index=i, agent="AB"[i % 2], kind="agent") for i in range(6)]
     label = None if safe else FaultLabel(faulty=["A"], agent="A", step=4, failures=failures or [])
-    return Trajectory(id="t", source="toy", label_kind="step", system=SYSTEM, steps=steps, label=label)
+    return Trajectory(id="t", source="toy", label_kind="step", system=SYSTEM, steps=steps, label=label,
+                      outcome="succeeded" if safe else "failed")
 
 
 def pred(agent: str | None, step: int | None, valid: bool = True) -> Attribution:

@@ -50,7 +50,8 @@ def traj(*faulty: str, safe: bool = False, id: str = "t") -> Trajectory:
         Step(index=2, agent="search_api", kind="tool_result", content="results"),
     ]
     label = None if safe else FaultLabel(faulty=list(faulty))
-    return Trajectory(id=id, source="toy", label_kind="vector", system=SYSTEM, steps=steps, label=label)
+    return Trajectory(id=id, source="toy", label_kind="vector", system=SYSTEM, steps=steps, label=label,
+                      outcome="succeeded" if safe else "failed")
 
 
 def pred(*faulty: str, **kw) -> Attribution:
@@ -435,3 +436,12 @@ def test_summary_metrics_are_the_headline_and_its_companions(tmp_path):
         "exact.accuracy": 4 / 9, "exact.stderr": 1 / 9, "hamming.mean": 7 / 12, "valid.accuracy": 2 / 3,
         "vector.micro_f1": 9 / 13,
     })
+
+
+def test_a_failed_run_without_a_label_gets_no_score():
+    """A failed run of unknown cause is no zero vector: the scorer skips it (no score), while a
+    safe control (succeeded, no label) is scored against the empty set."""
+    unlabelled = traj(safe=True).model_copy(update={"outcome": "failed"})
+    assert asyncio.run(vector()(state_for(unlabelled, Attribution(method="m", faulty=[])), Target(""))) is None
+    score = asyncio.run(vector()(state_for(traj(safe=True), Attribution(method="m", faulty=[])), Target("")))
+    assert score is not None and score.value["exact"] == 1.0

@@ -19,7 +19,7 @@ def answer(agent: str | None, step: int | None, **extra: str) -> str:
 
 
 def unknown(trajectory: Trajectory) -> Trajectory:
-    return trajectory.model_copy(update={"outcome_known": False})
+    return trajectory.model_copy(update={"outcome": "unknown"})
 
 
 def test_a_valid_answer_names_agent_and_step_and_keeps_the_three_stages(tmp_path) -> None:

@@ -46,11 +46,11 @@ def says_no_fault(system: str, user: str) -> str:
 
 
 def unknown(trajectory: Trajectory) -> Trajectory:
-    return trajectory.model_copy(update={"outcome_known": False})
+    return trajectory.model_copy(update={"outcome": "unknown"})
 
 
 def test_task_framing_is_unknown_as_soon_as_one_outcome_is() -> None:
-    """One unlabelled or ``outcome_known=False`` trajectory makes the whole task neutral."""
+    """One unlabelled or ``outcome`` unknown trajectory makes the whole task neutral."""
     failed = step_trajectory()
     assert task_framing([failed]) == KNOWN_FAILURE
     assert task_framing([failed, failed.model_copy(update={"label": None})]) == UNKNOWN_OUTCOME
@@ -76,7 +76,7 @@ def test_every_method_answers_no_fault_with_label_blind_prompts(solver_name: str
     safe run, a miss on the failed one), never as invalid. A method that calls no model
     (``solvers.NO_MODEL``) gives the same valid Attribution on both."""
     failed = unknown(step_trajectory())
-    safe = failed.model_copy(update={"label": None})
+    safe = failed.model_copy(update={"label": None, "outcome": "succeeded"})
     samples = [run_one(t, SOLVERS[solver_name](), answering(says_no_fault), tmp_path / t.id) for t in (failed, safe)]
     assert prompts(samples[0]) == prompts(samples[1])
     if solver_name in NO_MODEL:

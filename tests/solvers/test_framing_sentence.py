@@ -89,7 +89,7 @@ def finds_a_fault(kind: str) -> Model:
 
 
 def framed(kind: str, known: bool) -> Trajectory:
-    return TOYS[kind]().model_copy(update={"outcome_known": known})
+    return TOYS[kind]().model_copy(update={"outcome": "failed" if known else "unknown"})
 
 
 def prompt_texts(event: ModelEvent) -> list[str]:

@@ -109,8 +109,8 @@ def test_votes_for_non_agents_only_are_invalid_in_both_framings(tmp_path: Any) -
     agents): every persona votes {terminal} @5. Known and unknown outcome alike, each vote is
     invalid with the reason and so is the attribution; never "no fault"."""
     votes = _web_votes({p: ["terminal"] for p in ("Orchestrator", "WebSurfer", "Coder")}, 5)
-    for outcome_known in (True, False):
-        trajectory = _web().model_copy(update={"outcome_known": outcome_known})
+    for outcome in ("failed", "unknown"):
+        trajectory = _web().model_copy(update={"outcome": outcome})
         attribution = _saved(_run(trajectory, Script(votes=votes).model(), tmp_path, mode="C0"))
         assert all(not v.valid and v.errors == [NON_AGENT_ONLY] for v in attribution.votes)
         assert not attribution.valid and attribution.errors == ["all 3 votes are invalid (3 marked components but no agent)"]
@@ -122,7 +122,7 @@ def test_unknown_outcome_no_fault_comes_from_empty_votes_only(tmp_path: Any) -> 
     votes {terminal} @5: its vote is left out, the two empty ones make the valid "no fault".
     With WebSurfer voting {terminal, WebSurfer} @2 instead, the vote names an agent and counts:
     S_WebSurfer = S_terminal = 1, agent WebSurfer at step 2."""
-    trajectory = _web().model_copy(update={"outcome_known": False})
+    trajectory = _web().model_copy(update={"outcome": "unknown"})
     empty = _web_votes({"Orchestrator": [], "Coder": []}, None)
     alone = {**empty, **_web_votes({"WebSurfer": ["terminal"]}, 5)}
     sample = _run(trajectory, Script(votes=alone).model(), tmp_path, mode="C0", weighting="uniform")
@@ -141,7 +141,7 @@ def test_agent_votes_that_weigh_nothing_are_not_no_fault(tmp_path: Any) -> None:
     """Unknown outcome, proximity with beta = 0 (N = 5): Coder votes for the four others and not
     itself, H = 5, w = 0.5 * (1 - 5/5) = 0; the other two vote nothing (H = 1, w = 0.4). No agent scores, but a
     valid vote blamed agents: invalid, not "no fault"."""
-    trajectory = _web().model_copy(update={"outcome_known": False})
+    trajectory = _web().model_copy(update={"outcome": "unknown"})
     votes = {
         **_web_votes({"Orchestrator": [], "WebSurfer": []}, None),
         **_web_votes({"Coder": ["human", "Orchestrator", "WebSurfer", "terminal"]}, 1),

@@ -83,7 +83,7 @@ def panel(
 
 
 def unknown(trajectory: Trajectory) -> Trajectory:
-    return trajectory.model_copy(update={"outcome_known": False})
+    return trajectory.model_copy(update={"outcome": "unknown"})
 
 
 # --- the rule, on plain values -----------------------------------------------------------------
