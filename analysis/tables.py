@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from analysis._format import DASH, config_label, markdown_table, number, pct, points, pvalue
+from analysis.design_effect import clustering_note, paired_design_effect
 from analysis.settings import with_setting
 from analysis.significance import MIN_PAIRED_CASES, bootstrap_ci, gain_test
 
@@ -65,6 +66,8 @@ __all__ = [
 ]
 
 GROUPS: tuple[str, ...] = ("k=1", "k>1", "overall")
+SAFE_ROW = "safe runs (false-alarm row: P, B = share with no alarm)"
+"""Generated data's safe runs: never in ``overall``, their own row."""
 INVERTED: tuple[str, ...] = ("inverted sign-flip", "inverted permutation")
 """Intervals that invert their row's test: p < 0.05 exactly when they exclude 0."""
 
@@ -74,7 +77,8 @@ CONFIG_KEYS: list[str] = ["model", "config", "setting"]
 TABLE1_COLUMNS: list[str] = [
     "benchmark", "outcome", "model", "config", "setting", "treatment", "baseline", "label_informed", "group",
     "acc_treatment", "acc_baseline", "gain_points", "ci_low", "ci_high", "p_value", "p_holm", "family", "test",
-    "interval", "n_cases", "n_treatment", "n_baseline", "dropped",
+    "interval", "n_cases", "n_treatment", "n_baseline", "dropped", "no_interval", "design_effect", "n_effective",
+    "n_types",
 ]
 
 
@@ -107,8 +111,11 @@ def comparison_pairs(
     return [(t, b) for t in chosen for b in baselines], None
 
 
-def _group(frame: pd.DataFrame, group: str) -> pd.DataFrame:
-    return frame if group == "overall" else frame[frame["fault_group"] == group]
+def _group(frame: pd.DataFrame, group: str, generated: bool = False) -> pd.DataFrame:
+    """A group's trials; on generated data ``overall`` leaves out the safe runs (their own group)."""
+    if group == "overall":
+        return frame[frame["fault_group"] != "safe"] if generated else frame
+    return frame[frame["fault_group"] == group]
 
 
 def _outcome_of(frame: pd.DataFrame) -> str:
@@ -142,13 +149,15 @@ def table1(
                 if t_all.empty or b_all.empty:
                     continue
                 informed = bool(t_all["label_informed"].any()) if "label_informed" in t_all else False
-                for group in GROUPS:
-                    test = gain_test(_group(t_all, group), _group(b_all, group))
+                generated = str(benchmark).startswith("generated/")
+                for group in GROUPS + (("safe",) if generated else ()):
+                    t, b = _group(t_all, group, generated), _group(b_all, group, generated)
+                    test = gain_test(t, b)
                     rows.append({"benchmark": benchmark, "outcome": outcome, "model": model, "config": config,
                                  "setting": setting, "treatment": treatment, "baseline": baseline,
                                  "label_informed": informed,
                                  "group": group, "p_holm": float("nan"), "family": "exploratory",
-                                 **test.as_dict()})
+                                 **test.as_dict(), **(paired_design_effect(t, b) if generated else {})})
         if not any(r["benchmark"] == benchmark for r in rows):
             unavailable[str(benchmark)] = "no configuration ran both a treatment and the baseline"
     return pd.DataFrame(rows, columns=TABLE1_COLUMNS), unavailable
@@ -167,6 +176,8 @@ def _gain_cell(r: Mapping[str, object]) -> str:
     if not r["test"]:
         sides = _SIDES.search(str(r["dropped"]))
         return f"{gain} [none: {sides[1]}, no test]" if sides else f"{gain} [none: a side has no trials here]"
+    if isinstance(r.get("no_interval"), str) and r["no_interval"]:  # gain_test withheld an interval that would not cover; the reason is listed under the table
+        return f"{gain} [none: not trusted]"
     return f"{gain} [{points(r['ci_low'])}, {points(r['ci_high'])}]"
 
 
@@ -176,7 +187,7 @@ def _table1_section(part: pd.DataFrame, informed: bool) -> list[str]:
     mark = " (*label-informed*)" if informed else ""
     for (model, config, setting), by_config in part.groupby(CONFIG_KEYS, sort=True):
         parts.append(f"### {config_label(model, config, setting)}\n")
-        overall, groups, dropped = [], [], []
+        overall, groups, dropped, withheld = [], [], [], []
         for (treatment, baseline), g in by_config.groupby(["treatment", "baseline"], sort=True):
             by = {r["group"]: r for r in g.to_dict("records")}
             r = by["overall"]
@@ -189,15 +200,19 @@ def _table1_section(part: pd.DataFrame, informed: bool) -> list[str]:
             })
             if r["dropped"]:
                 dropped.append(f"- {treatment}: {r['dropped']}")
-            for group in GROUPS[:2]:
+            withheld += [f"- {treatment}, {c['group']}: {c['no_interval']}" for c in g.to_dict("records")
+                         if isinstance(c.get("no_interval"), str) and c["no_interval"]]
+            for group in (*GROUPS[:2], "safe"):
                 c = by.get(group)
                 if c is None or (c["n_treatment"] == 0 and c["n_baseline"] == 0):
                     continue
-                groups.append({"method": method, "group": group, "P %": pct(c["acc_treatment"]),
+                groups.append({"method": method, "group": SAFE_ROW if group == "safe" else group,
+                               "P %": pct(c["acc_treatment"]),
                                "B %": pct(c["acc_baseline"]), "gain [95% CI]": _gain_cell(c),
                                "p": pvalue(c["p_value"]), "cases": str(c["n_cases"]),
                                "trials T/B": f"{c['n_treatment']}/{c['n_baseline']}"})
         parts.append(markdown_table(pd.DataFrame(overall), align=["l"] + ["r"] * 7))
+        parts.extend(clustering_note(by_config[by_config["group"] == "overall"]))
         tests = sorted(set(by_config.loc[by_config["group"] == "overall", "test"].astype(str)) - {""})
         intervals = sorted(set(by_config.loc[by_config["group"] == "overall", "interval"].astype(str)) - {""})
         parts.append(f"Test: {', '.join(tests) or DASH}; interval: {', '.join(intervals) or DASH}.\n")
@@ -205,6 +220,8 @@ def _table1_section(part: pd.DataFrame, informed: bool) -> list[str]:
             parts.append("Cases one side did not score (left out of the paired comparison, or why it is unpaired "
                          "or has no test):\n\n"
                          + "\n".join(dropped) + "\n")
+        if withheld:
+            parts.append("No interval (p kept), as it would not cover at this design:\n\n" + "\n".join(withheld) + "\n")
         parts.append("By fault group (exploratory, no multiplicity adjustment):\n")
         parts.append(markdown_table(pd.DataFrame(groups), align=["l", "l"] + ["r"] * 6) if groups
                      else "No single- or multi-fault cases.\n")

@@ -2,7 +2,7 @@
 
     blame sweep --list                                     the recipes and what each reproduces
     blame sweep poirot-table1 --model M [--log-dir DIR] [--out DIR] [--limit N] [--epochs N]
-    blame sweep generated-table1 --model M [--sessions N] [--seed S]
+    blame sweep generated-table1 --model M [--sessions N] [--seed S] [--mix blame|none] [--safe-share S]
 
 A recipe (:data:`RECIPES`) is a list of runs, each a task with its arguments and a method with its
 options. The sweep runs them all with Inspect's ``eval_set`` into the recipe's own log folder
@@ -32,17 +32,21 @@ on stderr (Rich markup stripped), never a traceback.
 
 A recipe with ``generates`` (``generated-table1``) first makes its data: ``--sessions N``
 (default 200, at most ``simulators.dataset.MAX_SESSIONS``) template-mode sessions of each
-system, ``simulators.generate(system, N, --seed S (default 0), LOG_DIR/generated/SYSTEM)``, then runs on those folders (a run's
-``data_dir`` names ``LOG_DIR``). A rerun reuses a folder whose card states the same generation
-(generator version, system, mode, seed, sessions) and refuses, in one line, one that states
-another. After the report it writes ``OUT/generated_power.md`` (:func:`generated_power`: the
-detectable gain at the generated size) and prints it. ``--sessions`` and ``--seed`` are refused
-with any other recipe.
+system, ``simulators.generate(system, N, --seed S (default 0), LOG_DIR/generated/SYSTEM, ...)``
+with ``--mix`` (default ``blame``: BLAME's fault sets in its proportions, decisive only) and
+``--safe-share`` (default 0; safe runs are scored only in Table 1's false-alarm row, never in
+``overall``), then runs on those folders (a run's ``data_dir`` names ``LOG_DIR``). A rerun reuses
+a folder whose card states every one of these generation options and whose data has the hash
+its card states, and refuses, in one line, one that differs. After the report it writes
+``OUT/generated_power.md`` (:func:`generated_power`: the detectable gain at the generated size)
+and prints it. ``--sessions``, ``--seed``, ``--mix`` and ``--safe-share`` are refused with any
+other recipe.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from collections.abc import Mapping
@@ -160,7 +164,8 @@ def _recipes() -> dict[str, Recipe]:
             "generated-table1",
             "POIROT's Table 1 at a size that decides it: POIROT (label-free defaults) and the single judge on "
             f"--sessions N (default {DEFAULT_SESSIONS}) generated sessions of each system (template mode, "
-            "blame generate), vector-scored, with the power table",
+            "blame generate; --mix blame by default: BLAME's fault sets, every session a failure), vector-scored, "
+            "with the design effect by problem type and the power table",
             tuple(Run("trajectories", s, {"data_dir": f"{LOG_DIR}/generated/{system}", "score": "vector"})
                   for system in GENERATED for s in ("poirot", "all_at_once")),
             generates=GENERATED,
@@ -218,7 +223,8 @@ def stratified(dataset: Any, limit: int) -> Any:
 def sweep(chosen: Recipe, models: list[str], log_dir: Path, out: Path, limit: int | None = None,
           epochs: int | None = None, model_args: Mapping[str, Any] | None = None,
           generate: Mapping[str, Any] | None = None, retry_attempts: int | None = None, figures: bool = True,
-          command: str | None = None, sessions: int = DEFAULT_SESSIONS, seed: int = DEFAULT_SEED) -> int:
+          command: str | None = None, sessions: int = DEFAULT_SESSIONS, seed: int = DEFAULT_SEED,
+          mix: str = "blame", safe_share: float = 0.0) -> int:
     """Run every configuration of ``chosen`` for every model into ``log_dir`` with ``eval_set``
     (``model_args`` and the generation settings ``generate`` as ``inspect eval``'s ``-M`` and
     ``--temperature`` etc.), then write the report to ``out`` if every log succeeded (``command``,
@@ -230,7 +236,7 @@ def sweep(chosen: Recipe, models: list[str], log_dir: Path, out: Path, limit: in
 
     from analysis.report import ReportError, run_report
 
-    problem = _folder_problems(log_dir, out) or generated_data(chosen.generates, sessions, seed, log_dir)
+    problem = _folder_problems(log_dir, out) or generated_data(chosen.generates, sessions, seed, log_dir, mix, safe_share)
     if problem:
         print(f"blame sweep: {problem}", file=sys.stderr)
         return 1
@@ -284,10 +290,11 @@ def generated_power(out: Path, systems: tuple[str, ...]) -> str:
     and returned: from the report's power table (``tables/power.csv``: cases, epochs, the
     baseline's measured accuracy) or, where that has no estimate (a baseline of 0%, as
     ``offline/random`` scores), at BLAME's planning baseline (``analysis.power.PLANNING``) with
-    tau 1."""
+    tau 1. Where the measured baseline was searched and no gain reaches 80% power, that is what the
+    row says (no planning figure)."""
     import pandas as pd
 
-    from analysis.power import ASSUMED_TAU, PLANNING, assumption_problem, detectable_gain
+    from analysis.power import ASSUMED_TAU, PLANNING, assumption_problem, detectable_gain, gain_points
 
     table = pd.read_csv(out / "tables" / "power.csv")
     lines = ["# Power at the generated size\n",
@@ -300,13 +307,13 @@ def generated_power(out: Path, systems: tuple[str, ...]) -> str:
         for row in table[table["benchmark"] == f"generated/{system}"].itertuples():
             gain, baseline, source = row.detectable_gain_points, row.baseline_accuracy, "measured"
             problem = None
-            if gain != gain:  # no estimate from the logs
+            if gain != gain and not isinstance(row.power_from, str):  # no estimate from the logs (power_from empty)
                 baseline = PLANNING[f"blame/{system}"][1]
                 source = f"planning (blame/{system}, tau {ASSUMED_TAU:g})"
                 problem = assumption_problem(int(row.cases), int(row.epochs), baseline, ASSUMED_TAU)
                 if not problem:
                     gain = detectable_gain(int(row.cases), int(row.epochs), baseline, ASSUMED_TAU).detectable_gain_points
-            shown = f"no estimate ({problem})" if problem else f"{gain:.1f}" if gain == gain else "none reaches 80% power"
+            shown = f"no estimate ({problem})" if problem else gain_points(gain)
             lines.append(f"| generated/{system} | {row.model} | {row.cases} | {row.epochs} | {100 * baseline:.1f} | "
                          f"{source} | {shown} |")
     text = "\n".join(lines) + "\n"
@@ -314,52 +321,87 @@ def generated_power(out: Path, systems: tuple[str, ...]) -> str:
     return text
 
 
-def generated_data(systems: tuple[str, ...], sessions: int, seed: int, log_dir: Path) -> str | None:
+MIX_CHOICES = ("blame", "none")
+"""``--mix``: ``blame`` (default) draws BLAME's fault sets, every session a failure (decisive
+only); ``none`` the catalogue's default draw, one fault per session, failures or not."""
+
+
+def generation_options(mix: str, safe_share: float) -> dict[str, Any]:
+    """The arguments of ``simulators.generate`` for one system of a generating recipe."""
+    return {"mix": None if mix == "none" else mix, "decisive_only": mix == "blame", "safe_share": safe_share}
+
+
+def generated_data(systems: tuple[str, ...], sessions: int, seed: int, log_dir: Path, mix: str = "blame",
+                   safe_share: float = 0.0) -> str | None:
     """Generate ``sessions`` template-mode sessions of each of ``systems`` from ``seed`` into
-    ``log_dir/generated/SYSTEM``, reusing a folder whose card states this generation; one line on
-    the first problem (a folder holding another generation, a failed generation), else None."""
+    ``log_dir/generated/SYSTEM`` (:func:`generation_options`), reusing a folder whose card states
+    every one of these generation options and whose data still has the hash the card states; one
+    line on the first problem (a folder holding another generation or edited data, a failed
+    generation), else None."""
     from blame.arguments import ArgumentError
     from blame_bench.generate import progress
     from simulators import generate
-    from simulators.dataset import GENERATOR_VERSION
+    from simulators.dataset import GENERATOR_VERSION, default_pool, mix_pool
+    from simulators.registry import systems as known
 
-    wanted = {"generator": f"simulators {GENERATOR_VERSION}", "system": "", "mode": "template", "seed": str(seed),
-              "sessions": str(sessions)}
     for system in systems:
         folder = log_dir / "generated" / system
-        wanted["system"] = system
+        options = generation_options(mix, safe_share)
+        chosen = known()[system]
+        wanted = {"generator": f"simulators {GENERATOR_VERSION}", "system": system, "mode": "template", "model": None,
+                  "seed": seed, "sessions": sessions, "max_faults": 1, **options,
+                  "faults": mix_pool(chosen, options["mix"]) if options["mix"] else default_pool(chosen)}
         if folder.exists():
             stated = stated_generation(folder)
-            if stated == wanted:
-                print(f"==> reusing {folder}: {sessions} {system} sessions, seed {seed}", file=sys.stderr, flush=True)
+            if stated == wanted and not _data_problem(folder, stated):
+                print(f"==> reusing {folder}: {sessions} {system} sessions, seed {seed}, mix {mix}, safe share "
+                      f"{safe_share}", file=sys.stderr, flush=True)
                 continue
-            held = ", ".join(f"{k} {v}" for k, v in stated.items()) if stated else "no generated folder's card"
-            return (f"--log-dir {log_dir}: {folder} holds {held}, not {sessions} sessions of seed {seed}; give the "
-                    "--sessions and --seed it was made with, or another --log-dir")
-        print(f"==> generating {sessions} {system} sessions (seed {seed}) into {folder}", file=sys.stderr, flush=True)
+            if stated == wanted:
+                return f"--log-dir {log_dir}: {folder}: {_data_problem(folder, stated)}; remove it or give another --log-dir"
+            differ = sorted(k for k in wanted if not stated or stated.get(k) != wanted[k])
+            held = ", ".join(f"{k} {stated.get(k)}" for k in differ) if stated else "no generated folder's card"
+            return (f"--log-dir {log_dir}: {folder} holds {held}, not {', '.join(f'{k} {wanted[k]}' for k in differ)}; "
+                    "give the options it was made with, or another --log-dir")
+        print(f"==> generating {sessions} {system} sessions (seed {seed}, mix {mix}, safe share {safe_share}) into "
+              f"{folder}", file=sys.stderr, flush=True)
         try:
-            generate(system, sessions, seed, folder, progress=progress)
+            generate(system, sessions, seed, folder, progress=progress, **options)
         except (ArgumentError, OSError, RuntimeError, ValueError) as error:
             return f"generating {folder}: {one_line(error)}"
     return None
 
 
-_STATED = re.compile(r"Generated by BLAME-bench (?P<generator>simulators \S+) \(system `(?P<system>[^`]+)`, "
-                     r"mode `(?P<mode>[^`]+)`.*?\), seed (?P<seed>\d+),.*?^- sessions: (?P<sessions>\d+) ",
-                     flags=re.S | re.M)
+_OPTIONS = re.compile(r"^- generation options: `(?P<json>\{.*\})`$", flags=re.M)
+_HASH = re.compile(r"^- data sha256: `(?P<hash>[0-9a-f]{64})`$", flags=re.M)
 
 
-def stated_generation(folder: Path) -> dict[str, str] | None:
-    """The generation a generated folder's card (README.md) states: generator, system, mode, seed
-    and sessions; None when there is no such card."""
+def stated_generation(folder: Path) -> dict[str, Any] | None:
+    """Every generation option a generated folder's card (README.md) states (its JSON line);
+    None when there is no such card."""
     try:
         card = (folder / "README.md").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        found = _OPTIONS.search(card)
+        stated = json.loads(found["json"]) if found else None
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
-    found = _STATED.search(card)
-    if not found:
-        return None
-    return {key: found[key] for key in ("generator", "system", "mode", "seed", "sessions")}
+    return stated if isinstance(stated, dict) else None
+
+
+def _data_problem(folder: Path, stated: dict[str, Any]) -> str | None:
+    """Why the folder's data is not what its card states (its hash), else None."""
+    from blame.errors import DataFormatError
+    from blame.trajectory_folder import load_trajectory_folder
+    from simulators.dataset import data_hash
+
+    found = _HASH.search((folder / "README.md").read_text(encoding="utf-8"))
+    try:
+        records = load_trajectory_folder(folder)
+    except (DataFormatError, OSError, ValueError) as error:
+        return f"its data cannot be read ({one_line(error)})"
+    if not found or data_hash(records) != found["hash"]:
+        return "its data does not have the sha256 its card states (edited after generation)"
+    return None
 
 
 def _folder_problems(log_dir: Path, out: Path) -> str | None:
@@ -417,7 +459,8 @@ def _command(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"blame sweep: {error}", file=sys.stderr)
         return 2
-    for name, value in (("--sessions", args.sessions), ("--seed", args.seed)):
+    for name, value in (("--sessions", args.sessions), ("--seed", args.seed), ("--mix", args.mix),
+                        ("--safe-share", args.safe_share)):
         if value is not None and not chosen.generates:
             print(f"blame sweep: {name} is for a recipe that generates its data (generated-table1), not {chosen.name}",
                   file=sys.stderr)
@@ -428,6 +471,9 @@ def _command(args: argparse.Namespace) -> int:
         if value is not None and not low <= value <= high:
             print(f"blame sweep: {name} must be an integer in {low}..{high}, got {value}", file=sys.stderr)
             return 2
+    if args.safe_share is not None and not 0 <= args.safe_share <= 1:
+        print(f"blame sweep: --safe-share must be a share in 0..1, got {args.safe_share}", file=sys.stderr)
+        return 2
     try:
         generate = _generate_config(args.generate)
     except ValueError as error:
@@ -444,6 +490,7 @@ def _command(args: argparse.Namespace) -> int:
                  model_args=dict(args.model_arg), generate=generate, retry_attempts=args.retry_attempts,
                  figures=not args.no_figures, command="blame " + " ".join(args.argv),
                  sessions=DEFAULT_SESSIONS if args.sessions is None else args.sessions,
+                 mix=args.mix or "blame", safe_share=0.0 if args.safe_share is None else args.safe_share,
                  seed=DEFAULT_SEED if args.seed is None else args.seed)
 
 
@@ -475,5 +522,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         help=f"generated-table1 only: sessions generated per system, 1..{MAX_SESSIONS} (default {DEFAULT_SESSIONS})")
     parser.add_argument("--seed", type=int, metavar="S",
                         help=f"generated-table1 only: the generator's seed, 0..{2**31 - 1} (default {DEFAULT_SEED})")
+    parser.add_argument("--mix", choices=MIX_CHOICES,
+                        help="generated-table1 only: blame (default: BLAME's fault sets, single and multi-fault, every "
+                        "session a failure) or none (the catalogue's default draw, one fault per session)")
+    parser.add_argument("--safe-share", type=float, metavar="S",
+                        help="generated-table1 only: share of verified-safe runs, 0..1 (default 0); they are scored "
+                        "in their own false-alarm row, never in a method's overall accuracy")
     parser.add_argument("--no-figures", action="store_true", help="the report's tables only")
     parser.set_defaults(run=_command)
