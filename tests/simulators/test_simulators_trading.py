@@ -48,3 +48,33 @@ def test_trader_and_research_manager_faults_look_alike_downstream() -> None:
             assert directions[action] * evidence < 0
             assert (data.RATINGS.index(rating) - 2) * evidence < 0
             assert record.label.faulty == [component] and record.label.agent == component
+
+
+def _bull_session(faults: list[str]):
+    from simulators.engine import TemplateBackend, run_session
+
+    system = systems()["trading"]
+    chosen = [system.faults[f] for f in faults]
+    seed = 11
+    return run_session(system, prepared_scenario(system, seed, chosen), seed, chosen, TemplateBackend()).session
+
+
+def test_the_bull_check_reads_the_logged_turn_whatever_form_a_model_gives_its_citations() -> None:
+    """A model's citations need not be "Source: point" (the template's form; a citation without
+    ": " once raised IndexError): the check compares the figures of the bull's logged turn with
+    the analysts' logged reports."""
+    from simulators.trading import invented_figures
+
+    check = systems()["trading"].faults["BullRes-X"].check
+    faulty, clean = _bull_session(["BullRes-X"]), _bull_session([])
+    for session in (faulty, clean):
+        session.state["bull"] = {**session.state["bull"], "citations": ["strong quarter", "", "no colon here"]}
+    assert check(faulty) and not check(clean)
+    assert {"45", "60", "50", "52", "28"} <= set(invented_figures(faulty)) and invented_figures(clean) == []
+    bull = next(i for i, s in enumerate(clean.steps) if s.agent == "bull_researcher")
+    reports = "\n".join(s.content for s in clean.steps if s.agent == "market_analyst")
+    figure = re.search(r"RSI (\d+(?:\.\d+)?)", reports).group(1)
+    clean.steps[bull] = clean.steps[bull].model_copy(update={"content": f"Bull: the market report's RSI {figure} (1)."})
+    assert not check(clean)  # a faithful paraphrase with the reports' figures and an enumerator
+    clean.steps[bull] = clean.steps[bull].model_copy(update={"content": "Bull: revenue grew 999% last quarter."})
+    assert check(clean) and invented_figures(clean) == ["999"]
