@@ -37,6 +37,7 @@ from typing import Any
 from blame.arguments import invalid_argument
 from blame.schema import FaultLabel, LabelProvenance, ListedFailure, Trajectory
 from blame.trajectory_folder import write_trajectories
+from simulators.audit import audit, validity_section
 from simulators.causes import Causes, analyse, trivial
 from simulators.engine import (
     Fault,
@@ -359,10 +360,12 @@ TWINS = "clean_twins"
 
 def export(system: System, records: list[Trajectory], summary: dict[str, Any], out: str | Path,
            twins: Sequence[Trajectory] = ()) -> Path:
-    """Write the records as a trajectory folder whose card holds :func:`card_text`, and the clean
-    twins (if any) as the folder ``out/clean_twins``."""
+    """Write the records as a trajectory folder whose card holds :func:`card_text` and the
+    validity section of the records' self-audit (``simulators.audit``), and the clean twins (if
+    any) as the folder ``out/clean_twins``."""
     title = f"Generated {system.spec.name} sessions (BLAME-bench simulators, seed {summary['seed']})"
-    folder = write_trajectories(records, out, title=title, description=card_text(summary), license="cc0-1.0")
+    description = f"{card_text(summary)}\n\n{validity_section(audit(records))}"
+    folder = write_trajectories(records, out, title=title, description=description, license="cc0-1.0")
     if twins:
         write_trajectories(list(twins), folder / TWINS, title=f"{title}: clean twins",
                            description=f"The clean twin of each faulty session of the folder above (same scenario and "

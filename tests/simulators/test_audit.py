@@ -1,0 +1,184 @@
+"""The generator's self-audit (simulators.audit): each figure on hand-made folders whose answers
+are computed by hand, the positive control on generated sessions of every fault, and the card's
+validity section against a recomputation on a real generated folder."""
+
+from __future__ import annotations
+
+import pytest
+
+from blame.schema import Component, FaultLabel, ListedFailure, Step, SystemSpec, Trajectory
+from blame.trajectory_folder import load_trajectory_folder
+from simulators import generate
+from simulators.audit import (
+    audit,
+    design_effect,
+    evaluate,
+    masked,
+    mined_keywords,
+    split,
+    validity_section,
+    verdicts,
+    words,
+)
+from simulators.audit_control import CHECKERS
+from simulators.dataset import generate_records
+from simulators.registry import systems
+
+SPEC = SystemSpec(name="toy", components=[Component(id="a", name="A", kind="agent"),
+                                          Component(id="b", name="B", kind="agent"),
+                                          Component(id="h", name="H", kind="hardware")])
+PLAIN, ODD = "the usual reply", "the usual reply zebra"
+
+
+def session(number: int, texts: list[str], speakers: str = "ababab", fault: int | None = None,
+            fault_name: str = "F", first_difference: int | None = None) -> Trajectory:
+    """A toy session; ``fault``: the labelled step (its speaker is the one faulty component)."""
+    steps = [Step(index=i, agent=speakers[i], kind="agent", content=text) for i, text in enumerate(texts)]
+    label = None if fault is None else FaultLabel(
+        faulty=[speakers[fault]], step=fault, agent=speakers[fault], fault_names=[fault_name],
+        failures=[ListedFailure(step=fault, agent=speakers[fault], category=fault_name)])
+    first = fault if first_difference is None else first_difference
+    return Trajectory(id=f"toy-{number:03d}", source="toy", label_kind="vector", system=SPEC, steps=steps, label=label,
+                      meta={"system": "toy", "first_difference": None if fault is None else first})
+
+
+def keyword_session(number: int, position: int | None) -> Trajectory:
+    """Six steps (a, b, a, b, a, b) saying the same thing, except the word ``zebra`` at ``position``."""
+    return session(number, [ODD if i == position else PLAIN for i in range(6)], fault=position)
+
+
+def test_words_mask_numbers_and_keep_letter_runs() -> None:
+    assert masked("Plan 4 at 0.35 m/s, t=06:15, E301") == "Plan # at # m/s, t=#, E#"
+    assert words("Plan 4 at 0.35 m/s, t=06:15") == ["plan", "#", "at", "#", "m", "s", "t", "#"]
+
+
+def test_split_is_by_session_seeded_and_independent_of_order() -> None:
+    records = [keyword_session(i, None) for i in range(11)]
+    train, test = split(records)
+    assert (len(train), len(test)) == (5, 6)
+    assert {t.id for t in train}.isdisjoint(t.id for t in test)
+    assert split(list(reversed(records))) == (train, test)
+    assert split(records, seed=1) != (train, test)
+
+
+def keyword_folder() -> tuple[list[Trajectory], list[Trajectory]]:
+    """Train: zebra at steps 2, 2, 2, 4, 0, 4 and four safe runs; test: zebra at 4, 0, 2, two safe runs."""
+    train = [keyword_session(i, p) for i, p in enumerate([2, 2, 2, 4, 0, 4, None, None, None, None])]
+    test = [keyword_session(10 + i, p) for i, p in enumerate([4, 0, 2, None, None])]
+    return train, test
+
+
+def accuracies(figures: dict, target: str) -> dict[str, float | None]:
+    return {name: f["accuracy"] for name, f in figures[target].items()}
+
+
+def test_a_keyword_that_separates_is_found_by_every_text_shortcut_and_by_no_structural_one() -> None:
+    """Only the word zebra marks the faulty turn; every step has the same length bin (15 and 21
+    characters both give int(2 log2(1 + n)) = 8), so structure and priors see nothing."""
+    train, test = keyword_folder()
+    assert mined_keywords(train) == ["zebra"]
+    figures = evaluate(train, test)
+    # exact vector: train majority "a" (6 of 10); test has 3 "a" and 2 safe -> 3/5.
+    assert accuracies(figures, "exact_vector") == {"majority": 0.6, "bag_of_words": 1.0, "structure": 0.6,
+                                                   "length_prior": 0.6}
+    # step+agent: train's most frequent labelled step is 2 (3 of 6): right once of the test's 4, 0, 2.
+    assert accuracies(figures, "step_agent") == {
+        "majority": 1 / 3, "step_bag_of_words": 1.0, "structure": 1 / 3, "position_prior": 1 / 3,
+        "length_prior": 1 / 3, "keyword_rule": 1.0, "novel_turn": 1.0}
+    assert figures["step_agent"]["majority"]["n"] == 3 and figures["exact_vector"]["majority"]["n"] == 5
+    assert figures["keywords"] == ["zebra"]
+    assert figures["variety"] == {"agent_turns": 90, "distinct_agent_turns": 2, "agent_turn_templates": 2,
+                                  "word_types": 4, "problem_types": 2}
+    assert figures["positive_control"] is None  # no checker for a toy system
+    met = verdicts(figures)
+    assert met["exact_vector/bag_of_words"] is False and met["exact_vector/structure"] is True
+    assert met["step_agent/keyword_rule"] is False and met["step_agent/position_prior"] is True
+
+
+def test_a_keyword_seen_once_or_also_in_a_clean_turn_is_not_mined() -> None:
+    train = [keyword_session(0, 2), session(1, [PLAIN, "the usual reply zebra", "lion here", PLAIN, PLAIN, PLAIN],
+                                            fault=2), keyword_session(2, 4)]
+    assert mined_keywords(train) == []  # zebra is in a clean turn of session 1; lion in one faulty turn only
+
+
+def test_lengths_and_positions_are_what_the_priors_read() -> None:
+    """Faulty sessions are 4 steps long with the fault at step 3, safe ones 6 steps long: the length
+    prior gets every exact vector, the position prior every step, with no word of difference."""
+    def toy(number: int, faulty: bool) -> Trajectory:
+        return session(number, [PLAIN] * (4 if faulty else 6), fault=3 if faulty else None)
+
+    train = [toy(i, i % 2 == 0) for i in range(8)]
+    test = [toy(8 + i, i < 3) for i in range(5)]
+    figures = evaluate(train, test)
+    exact, step = accuracies(figures, "exact_vector"), accuracies(figures, "step_agent")
+    assert exact["length_prior"] == 1.0 and exact["structure"] == 1.0 and exact["majority"] == 0.4
+    assert step["position_prior"] == 1.0 and step["length_prior"] == 1.0 and step["structure"] == 1.0
+
+
+def prefix_session(number: int, name: str, position: int, opening: str = PLAIN) -> Trajectory:
+    return session(number, [opening] + [PLAIN] * 5, speakers="aaaaaa", fault=position, fault_name=name)
+
+
+def test_a_prefix_without_signal_stays_at_the_majority_and_one_with_signal_does_not() -> None:
+    """Train F, F, F, F, G, G; test F, F, G (majority F: 2/3). With the word storm opening every G
+    session (before its first difference) the prefix classifier gets all three."""
+    names = ["F", "F", "F", "F", "G", "G"]
+    positions = [1, 3, 2, 4, 3, 2]
+    blind = evaluate([prefix_session(i, n, p) for i, (n, p) in enumerate(zip(names, positions))],
+                     [prefix_session(10 + i, n, p) for i, (n, p) in enumerate(zip("FFG", [2, 3, 4]))])
+    assert accuracies(blind, "fault_free_prefix") == {"majority": 2 / 3, "classifier": 2 / 3}
+    assert verdicts(blind)["fault_free_prefix"] is True
+
+    def storm(number: int, name: str, position: int) -> Trajectory:
+        return prefix_session(number, name, position, "storm warning" if name == "G" else PLAIN)
+
+    seen = evaluate([storm(i, n, p) for i, (n, p) in enumerate(zip(names, positions))],
+                    [storm(10 + i, n, p) for i, (n, p) in enumerate(zip("FFG", [2, 3, 4]))])
+    assert accuracies(seen, "fault_free_prefix") == {"majority": 2 / 3, "classifier": 1.0}
+    assert verdicts(seen)["fault_free_prefix"] is False
+
+
+def test_design_effect_by_hand() -> None:
+    # Two clusters of 4, right in one and wrong in the other: ICC 1, m = (16 + 16) / 8 = 4, deff 1 + 3 * 1.
+    assert design_effect([True] * 4 + [False] * 4, ["A"] * 4 + ["B"] * 4) == 4.0
+    # The same mix in both clusters: MSB 0 < MSW, ICC clipped at 0.
+    assert design_effect([True, False] * 4, ["A"] * 4 + ["B"] * 4) == 1.0
+    # Clusters A (1, 1, 0) and B (0, 0, 0): grand mean 1/3, MSB = (3 (1/3)^2 + 3 (1/3)^2) / 1 = 2/3,
+    # MSW = (2 (1/3)^2 + (2/3)^2) / 4 = 1/6, n0 = 3, ICC = (2/3 - 1/6) / (2/3 + 2/6) = 1/2, m = 3, deff 2.
+    assert design_effect([True, True, False, False, False, False], list("AAABBB")) == pytest.approx(2.0)
+    assert design_effect([True] * 6, list("AAABBB")) is None  # constant correctness
+    assert design_effect([True, False, True], list("AAA")) is None  # one cluster
+
+
+def test_the_section_shows_every_figure_and_each_verdict() -> None:
+    text = validity_section(evaluate(*keyword_folder()))
+    assert "| exact vector | bag of words | 5 | 100.0 | 40.0 | **no** |" in text
+    assert "| step+agent | position prior | 3 | 33.3 | 0.0 | yes |" in text
+    assert "| fault id (fault-free prefix) | classifier | 3 |" in text
+    assert "Positive control: no text checker for this system." in text
+    assert "keywords mined from the train half (only in faulty turns): 1 (`zebra`)" in text
+
+
+@pytest.mark.parametrize("key", sorted(CHECKERS))
+def test_the_positive_control_finds_each_fault_in_the_text_and_nothing_on_its_twin(key: str) -> None:
+    """For every fault of the catalogue, two kept sessions: the checker names exactly that fault,
+    at the turn it changed for an agent fault; on safe runs it names none."""
+    system = systems()[key]
+    for fault in system.faults.values():
+        records, _ = generate_records(system, 2, 7, faults=[fault.id], safe_share=0.0)
+        for t in records:
+            found = CHECKERS[key](t.steps)
+            assert set(found) == {fault.id}, (fault.id, found)
+            agent_fault = system.component_kind(fault.component) == "agent"
+            assert found[fault.id] == (t.meta["first_difference"] if agent_fault else None), fault.id
+    safe, _ = generate_records(system, 6, 7, safe_share=1.0)
+    assert all(CHECKERS[key](t.steps) == {} for t in safe)
+
+
+def test_the_card_of_a_generated_folder_holds_its_recomputed_validity_section(tmp_path) -> None:
+    out = tmp_path / "cortex"
+    generate("cortex", 60, 3, out)
+    records = load_trajectory_folder(out)
+    figures = audit(records)
+    assert validity_section(figures) in (out / "README.md").read_text(encoding="utf-8")
+    assert figures["sessions"] == 60 and figures["positive_control"]["exact_vector"]["n"] == 60
