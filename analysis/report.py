@@ -61,7 +61,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import pandas as pd
 
@@ -340,6 +340,8 @@ def run_report(
             figure_lines.append("- not drawn (--no-figures)")
 
         legend = config_legend(samples)
+        notes.extend(f"configuration `{r.config}`{_cut_text(r)}: every table on it rests on cut logs"
+                     for r in legend.itertuples() if r.cut_logs)
         csv(legend, "tables/configurations.csv")
         provenance = log_provenance(log_dir, used)
         tokens = tokens_per_method(samples)
@@ -446,7 +448,13 @@ def _legend_text(legend: pd.DataFrame) -> str:
     return ("Tables name a configuration by its model, the settings that set it apart from the other "
             "configurations of the same benchmark, and its hash; here is every hash with all its settings "
             "(contents in manifest.json; tables/configurations.csv).\n\n"
-            + "\n".join(f"- `{r.config}` {r.model} ({r.benchmarks}): {r.settings}" for r in legend.itertuples()) + "\n")
+            + "\n".join(f"- `{r.config}` {r.model} ({r.benchmarks}): {r.settings}{_cut_text(r)}" for r in legend.itertuples())
+            + "\n")
+
+
+def _cut_text(row: Any) -> str:
+    """What the render budget cut in one configuration, or ``""``: every table on it rests on cut logs."""
+    return f"; the render budget cut {row.cut_logs} of {row.logs} logs ({row.cut_steps} steps)" if row.cut_logs else ""
 
 
 def _family_text(family: list[str]) -> str:

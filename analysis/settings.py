@@ -104,15 +104,21 @@ def with_setting(frame: pd.DataFrame, samples: pd.DataFrame | None = None) -> pd
 
 
 def config_legend(samples: pd.DataFrame) -> pd.DataFrame:
-    """One row per configuration: ``config`` (hash), ``model``, the benchmarks it ran and
-    ``settings`` (all of them in words, :func:`settings_text`)."""
-    columns = ["config", "model", "benchmarks", "settings"]
+    """One row per configuration: ``config`` (hash), ``model``, the benchmarks it ran, ``settings``
+    (all of them in words, :func:`settings_text`), and what the render budget cut: ``logs`` (its
+    cases), ``cut_logs`` (those cut in some trial) and ``cut_steps`` (per case, the most any trial cut;
+    0 without a sample frame ``cut_steps`` column)."""
+    columns = ["config", "model", "benchmarks", "settings", "logs", "cut_logs", "cut_steps"]
     if samples.empty:
         return pd.DataFrame(columns=columns)
     rows = []
     for (config, raw), group in samples.groupby(["config", "config_contents"], sort=True):
         contents = json.loads(raw)
+        cases = group["benchmark"].astype(str) + "/" + group["case"].astype(str)
+        cut = pd.to_numeric(group["cut_steps"], errors="coerce") if "cut_steps" in group else pd.Series(0.0, index=group.index)
+        per_case = cut.groupby(cases).max().fillna(0)
         rows.append({"config": config, "model": contents.get("model", ""),
                      "benchmarks": ", ".join(sorted(set(group["benchmark"].astype(str)))),
-                     "settings": settings_text(contents) or "–"})
+                     "settings": settings_text(contents) or "–", "logs": int(cases.nunique()),
+                     "cut_logs": int((per_case > 0).sum()), "cut_steps": int(per_case.sum())})
     return pd.DataFrame(rows, columns=columns)

@@ -216,3 +216,34 @@ def test_missing_log_dir_raises(tmp_path) -> None:
 
     with pytest.raises(FileNotFoundError):
         read_logs(tmp_path / "nowhere", progress=None)
+
+
+def test_who_made_the_labels_and_what_the_render_budget_cut(tmp_path) -> None:
+    """A real run of all_at_once at a 2,000-character log budget on 3 Hand-Crafted logs: the frame's
+    ``label_source`` is ``human`` (the dataset's own) and ``cut_steps`` is, per sample, the union of the
+    Attribution's truncated and omitted steps, read back from the log; the configuration legend
+    counts the cut logs and their steps, and the report says so beside the configuration."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import read_eval_log
+
+    from analysis.frames import read_logs
+    from analysis.report import _cut_text
+    from analysis.settings import config_legend
+    from blame.state import stored_attribution
+    from solvers.all_at_once import all_at_once
+    from tasks.who_and_when import who_and_when
+
+    [log] = inspect_eval(who_and_when(subset="hand_crafted"), solver=all_at_once(max_log_chars=2000), model="offline/first",
+                         limit=3, display="none", log_dir=str(tmp_path))
+    by_hand = {}
+    for sample in read_eval_log(log.location).samples:
+        attribution = stored_attribution(sample.store)
+        by_hand[str(sample.id)] = len(set(attribution.truncated_steps) | set(attribution.omitted_steps))
+    assert sum(by_hand.values()) > 0  # 2,000 characters cut these logs
+    samples = read_logs(tmp_path, progress=None).samples
+    assert samples.set_index("case")["cut_steps"].to_dict() == by_hand
+    assert samples["label_source"].tolist() == ["human"] * 3
+    [legend] = config_legend(samples).itertuples()
+    cut = sum(n > 0 for n in by_hand.values())
+    assert (legend.logs, legend.cut_logs, legend.cut_steps) == (3, cut, sum(by_hand.values()))
+    assert _cut_text(legend) == f"; the render budget cut {cut} of 3 logs ({sum(by_hand.values())} steps)"

@@ -297,7 +297,7 @@ def test_m1_odds_ratio_and_quartile_gain_are_the_regression_and_quartile_tables(
                 right = float(rng.random() < chance)
                 rows.append(trial("openai/gpt-4o", "eeee0005", f"c{i:02d}", epoch, method, benchmark=AG,
                                   task_args={"subset": "algorithm_generated", "with_reference_answer": False},
-                                  quartile=float(q), n_agents=3.0, correct=right, attribution_agent=right))
+                                  quartile=float(q), n_agents=float(2 + i % 4), correct=right, attribution_agent=right))
     samples = frame(*rows)
     q4 = samples[samples["quartile"] == 4]
     q4 = q4[q4["case"].isin(sorted(q4["case"].unique())[:4])]
@@ -311,7 +311,9 @@ def test_m1_odds_ratio_and_quartile_gain_are_the_regression_and_quartile_tables(
                            cell("q4", benchmark=AG, method="poirot", setting="with_reference_answer=false",
                                 metric="relative_gain_q4", value="46", recipes="poirot-complexity"),
                            cell("m1t", benchmark=AG, method="poirot", model="", setting="with_reference_answer=true",
-                                metric="m1_odds_ratio", value="1.60", recipes="poirot-complexity"))
+                                metric="m1_odds_ratio", value="1.60", recipes="poirot-complexity"),
+                           cell("m2", benchmark=AG, method="poirot", model="", setting="with_reference_answer=false",
+                                metric="m2_odds_ratio", value="1.58", recipes="poirot-complexity"))
     table = reproduction_table(samples, cells=load_published(cells, aliases)).set_index("cell")
     fit = regressions(samples.assign(case=AG + "/" + samples["case"]))
     expected = fit[fit["spec"].str.startswith("M1") & (fit["term"] == "protocol[poirot] x quartile")].iloc[0]
@@ -322,6 +324,8 @@ def test_m1_odds_ratio_and_quartile_gain_are_the_regression_and_quartile_tables(
     q = table.loc["q4"]
     assert q["ours"] == pytest.approx(200.0) and q["difference"] == pytest.approx(154.0) and q["inside"] is None
     assert table.loc["m1t", "matched"] == CONTEXT["not_run"]
+    m2 = fit[fit["spec"].str.startswith("M2") & (fit["term"] == "protocol[poirot] x quartile")].iloc[0]
+    assert table.loc["m2", "ours"] == pytest.approx(m2["odds_ratio"])  # M2's term, fitted with the agents terms
     assert f"{expected['odds_ratio']:.2f} [" in reproduction_summary(table.reset_index(), "poirot-complexity")
 
 
