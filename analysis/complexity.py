@@ -12,7 +12,10 @@ plus measured, ``frames.usage_fields``) and P_t participating agents:
 - per-agent reasoning burden ``r_t = R_t / P_t``.
 - complexity of case c: ``C_c = mean over configurations k of ( mean over the trials t of c in k of r_t )``,
   a configuration being a model with its settings (``analysis.configs``), so every configuration
-  weighs the same whatever its number of epochs or protocols. Trials without a
+  weighs the same whatever its number of epochs or protocols. Only the trials of the protocols
+  POIROT defines complexity from count: POIROT and the single judge (:data:`COMPLEXITY_METHODS`);
+  the logs of any other method in the folder (step_by_step, RAFFLES, ...) move no complexity and
+  no quartile. Trials without a
   usage record (``reasoning_source == "missing"``: no Attribution) are left out; a case with no
   usable trial has no complexity and no quartile.
 - quartiles, **within each benchmark**: the cases are ordered by (C_c, case id) and the i-th of
@@ -36,6 +39,7 @@ import pandas as pd
 
 __all__ = [
     "COMPLEXITY_COLUMNS",
+    "COMPLEXITY_METHODS",
     "MULTI_AGENT_METHODS",
     "add_complexity",
     "complexity_frame",
@@ -45,6 +49,9 @@ __all__ = [
 
 MULTI_AGENT_METHODS: frozenset[str] = frozenset({"poirot"})
 """``Attribution.method`` values whose reasoning is spread over ``n_agents`` personas."""
+
+COMPLEXITY_METHODS: frozenset[str] = frozenset({"poirot", "all_at_once"})
+"""The ``Attribution.method`` values complexity is computed from: POIROT and the single judge."""
 
 COMPLEXITY_COLUMNS: list[str] = [
     "benchmark", "case", "n_trials", "n_configs", "complexity", "reasoning_source",
@@ -90,7 +97,8 @@ def complexity_frame(samples: pd.DataFrame, warnings: list[str] | None = None) -
         return pd.DataFrame(columns=COMPLEXITY_COLUMNS)
     rows = []
     for (benchmark, case), group in samples.groupby(["benchmark", "case"], sort=True):
-        trials = group[(group["reasoning_source"] != "missing") & group["reasoning_per_agent"].notna()]
+        trials = group[(group["reasoning_source"] != "missing") & group["reasoning_per_agent"].notna()
+                       & group["method"].isin(COMPLEXITY_METHODS)]
         per_model = trials.groupby(["model", "config"], sort=True)["reasoning_per_agent"].mean()
         total = trials["reasoning_tokens"].sum()
         rows.append({
@@ -109,7 +117,8 @@ def complexity_frame(samples: pd.DataFrame, warnings: list[str] | None = None) -
         missing = group[group["complexity"].isna()]
         if len(missing):
             notes.append(
-                f"{benchmark}: {len(missing)} case(s) have no reasoning-token record and no quartile: "
+                f"{benchmark}: {len(missing)} case(s) have no reasoning-token record of POIROT or the single judge "
+                f"({', '.join(sorted(COMPLEXITY_METHODS))}) and no quartile: "
                 + ", ".join(missing["case"].tolist()[:10]) + (" ..." if len(missing) > 10 else "")
             )
         known = group[group["complexity"].notna()].sort_values(["complexity", "case"], kind="mergesort")

@@ -7,7 +7,7 @@ the logs regenerates the same frames.
 
 Which logs are used
 -------------------
-:func:`read_logs` lists a directory with ``inspect_ai.log.list_eval_logs`` (recursively) and
+:func:`read_logs` lists a directory with ``analysis.logdir.log_paths`` (recursively, links followed) and
 reads the logs in sorted path order, one at a time, printing one progress line per log to
 stderr. A log whose status is not ``success`` (error, cancelled, started) or that cannot be read
 (or is no regular file) is skipped with a warning and listed in :attr:`LogSet.logs` with the
@@ -84,6 +84,7 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
+from analysis._format import one_line
 from analysis.complexity import participants
 from analysis.configs import config_identity, log_config
 from analysis.settings import setting_words
@@ -343,15 +344,10 @@ class LogSet:
 
 
 def list_logs(log_dir: str | Path) -> list[str]:
-    """Every eval log under ``log_dir`` (recursively), as sorted paths."""
-    from inspect_ai.log import list_eval_logs
+    """Every eval log under ``log_dir`` (recursively, symbolic links followed: ``logdir.log_paths``), as sorted paths."""
+    from analysis.logdir import log_paths
 
-    infos = list_eval_logs(str(log_dir), recursive=True)
-    return sorted(_native(info.name) for info in infos)
-
-
-def _native(name: str) -> str:
-    return name[len("file://"):] if name.startswith("file://") else name
+    return log_paths(log_dir)
 
 
 def _sha256(path: str) -> str:
@@ -506,6 +502,8 @@ def tidy_samples(raw: pd.DataFrame) -> pd.DataFrame:
             df[column[2:]] = raw[column]
     df["benchmark"] = df["source"].where(df["source"].notna(), df["task"]) if "source" in df else df["task"]
     df["method"] = df["method"].where(df["method"].notna(), df["solver"]).fillna("unknown")
+    for column in ("benchmark", "task", "model", "method", "solver"):  # names a report shows: one line each
+        df[column] = df[column].map(lambda name: one_line(name) if isinstance(name, str) else name)
     df["case"] = df["case"].astype(str)
     df["config_contents"] = df["config_contents"].fillna(_json({}))
     df["config"] = [config_identity(json.loads(c)) for c in df["config_contents"]]

@@ -7,8 +7,11 @@ scored trials, ``a`` before ``b`` in sorted order, gets Table 1's test:
 score dropped). It gives the gain of a over b in points, ``100 (acc_a - acc_b)``, accuracies
 being means of case means; the exact sign-flip test paired on the shared cases (its inverted 95%
 interval), or, when the two share fewer than ``MIN_PAIRED_CASES`` cases, the unpaired fallback
-with the interval ``gain_test`` names. The gain of b over a is ``-gain`` with the interval
-negated and the same p; the paired test gives exactly that when called the other way round.
+with the interval ``gain_test`` names, or no interval where ``gain_test`` withholds it (its
+``no_interval`` reason is listed under the matrix). The gain of b over a is ``-gain`` with the
+interval negated and the same p; both tests give exactly that when called the other way round (the
+unpaired one orders the sides by their cases, not by the methods' names, so that its sampled
+relabellings are the same either way).
 
 ``p_holm`` is Holm's step-down adjustment (``analysis.regressions.holm``) over the k(k-1)/2 pairs
 of one benchmark and configuration that have a p-value. These comparisons are **exploratory**:
@@ -33,7 +36,7 @@ __all__ = ["PAIRWISE_COLUMNS", "pairwise_markdown", "pairwise_table"]
 PAIRWISE_COLUMNS: list[str] = [
     "benchmark", "outcome", "model", "config", "setting", "protocol_a", "protocol_b", "informed_a", "informed_b",
     "acc_a", "acc_b", "gain_points", "ci_low", "ci_high", "p_value", "p_holm", "test", "interval", "n_cases", "n_a", "n_b",
-    "dropped",
+    "dropped", "no_interval",
 ]
 """One row per pair: the gain of ``protocol_a`` over ``protocol_b`` (a < b), its test and Holm's p;
 ``informed_a``/``informed_b``: the side is label-informed (it used a label fact to predict)."""
@@ -60,7 +63,7 @@ def pairwise_table(samples: pd.DataFrame) -> pd.DataFrame:
                 "acc_a": test.acc_treatment, "acc_b": test.acc_baseline, "gain_points": test.gain_points,
                 "ci_low": test.ci_low, "ci_high": test.ci_high, "p_value": test.p_value, "p_holm": np.nan,
                 "test": test.test, "interval": test.interval, "n_cases": test.n_cases, "n_a": test.n_treatment,
-                "n_b": test.n_baseline, "dropped": test.dropped,
+                "n_b": test.n_baseline, "dropped": test.dropped, "no_interval": test.no_interval,
             })
         tested = [i for i in range(first, len(rows)) if rows[i]["p_value"] == rows[i]["p_value"]]
         for i, adjusted in zip(tested, holm(pd.Series([rows[i]["p_value"] for i in tested], dtype=float))):
@@ -75,6 +78,8 @@ def _cell(gain: float, low: float, high: float, r: dict[str, object]) -> str:
     p = f"p={pvalue(r['p_holm'])}"
     if r["interval"] == "inverted sign-flip" and int(r["n_cases"]) < MIN_PAIRED_CASES:  # type: ignore[call-overload]
         return f"{points(gain)} [none: < {MIN_PAIRED_CASES} cases] {p}"
+    if isinstance(r.get("no_interval"), str) and r["no_interval"]:
+        return f"{points(gain)} [none: not trusted, see below] {p}"
     return f"{points(gain)} [{points(low)}, {points(high)}] {p}"
 
 
@@ -100,7 +105,7 @@ def _matrix(part: pd.DataFrame) -> pd.DataFrame:
 def _notes(part: pd.DataFrame) -> list[str]:
     """The tests, the cases and the trials the matrix rests on, and what was left out."""
     records = part.to_dict("records")
-    tests = sorted({f"{r['test']} ({r['interval']})" for r in records if r["test"]})
+    tests = sorted({f"{r['test']} ({r['interval']})" if r["interval"] else str(r["test"]) for r in records if r["test"]})
     cases = sorted(set(part["n_cases"].astype(int)))
     trials: dict[str, int] = {}
     informed: set[str] = set()
@@ -117,6 +122,10 @@ def _notes(part: pd.DataFrame) -> list[str]:
         lines.append(f"Label-informed (they used a label fact to predict; not comparable with label-free methods): "
                      f"{', '.join(sorted(informed))}.")
     left = [f"- {r['protocol_a']} vs {r['protocol_b']}: {r['dropped']}" for r in records if r["dropped"]]
+    withheld = [f"- {r['protocol_a']} vs {r['protocol_b']}: {r['no_interval']}" for r in records
+                if isinstance(r.get("no_interval"), str) and r["no_interval"]]
+    if withheld:
+        lines.append("No interval (p kept) where it would not cover:\n\n" + "\n".join(withheld))
     if left:
         lines.append("Cases one side did not score (left out of the pair, or why it is unpaired or has no test):\n\n"
                      + "\n".join(left))

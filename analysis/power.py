@@ -52,9 +52,9 @@ from analysis._format import config_labels, short
 from analysis.settings import with_setting
 
 __all__ = [
-    "ASSUMED_TAU", "M1_ESTIMAND", "MAX_CASES", "MAX_EPOCHS", "MAX_TAU", "PLANNING", "POWER_COLUMNS", "Power",
-    "SIMULATED_CASES", "SIMULATED_TRIALS", "assumption_problem", "detectable_gain", "power_from_samples",
-    "power_markdown",
+    "ASSUMED_TAU", "M1_ESTIMAND", "MAX_CASES", "MAX_EPOCHS", "MAX_TAU", "NO_GAIN", "PLANNING", "POWER_COLUMNS",
+    "Power", "SIMULATED_CASES", "SIMULATED_TRIALS", "assumption_problem", "detectable_gain", "gain_points",
+    "power_from_samples", "power_markdown",
 ]
 
 ASSUMED_TAU = 1.0
@@ -102,6 +102,18 @@ class Power:
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
+
+NO_GAIN = "no gain reaches 80% power"
+"""What the table and ``blame power`` print where the search found no detectable gain (NaN with a ``power_from``)."""
+
+
+def gain_points(gain: float) -> str:
+    """A detectable gain in points: one decimal from 0.1 point, two significant digits below it (a
+    gain of 0.0032 points at a million cases is not "0.0"), :data:`NO_GAIN` for NaN."""
+    if gain != gain:
+        return NO_GAIN
+    return f"{gain:.1f}" if gain >= 0.1 else f"{gain:.2g}"
 
 
 def _expit(x: np.ndarray) -> np.ndarray:
@@ -277,7 +289,7 @@ def power_from_samples(samples: pd.DataFrame, baseline_method: str = "all_at_onc
 
 def power_markdown(table: pd.DataFrame) -> str:
     """The power table (:func:`power_from_samples`) with the sentence on M1's estimand."""
-    from analysis._format import markdown_table, number, pct
+    from analysis._format import DASH, markdown_table, number, pct
 
     parts = [
         "# Power: the smallest gain Table 1's test detects\n",
@@ -298,7 +310,8 @@ def power_markdown(table: pd.DataFrame) -> str:
             "outcome": table["outcome"],
             "baseline %": table["baseline_accuracy"].map(pct), "tau": table["tau"].map(number),
             "tau from": table["tau_source"],
-            "detectable gain (points)": table["detectable_gain_points"].map(lambda x: number(x, 1)),
+            "detectable gain (points)": [gain_points(g) if source else DASH
+                                         for g, source in zip(table["detectable_gain_points"], table["power_from"])],
             "power from": table["power_from"],
         })
         parts.append(markdown_table(shown, align=["l", "l", "r", "r", "l", "r", "r", "l", "r", "l"], keep=2))

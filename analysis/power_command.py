@@ -1,5 +1,7 @@
 """``blame power``: the power table from LOG_DIR, or one line from stated assumptions, and with
-``--m1`` the power of M1's interaction (``analysis.power``, ``analysis.m1_power``).
+``--m1`` the power of M1's interaction (``analysis.power``, ``analysis.m1_power``). Without LOG_DIR the
+baseline accuracy is ``--baseline-accuracy``, else the ``--benchmark``'s planning figure, else 50% (54%,
+Who&When AG's all-at-once accuracy, with ``--m1``).
 
 What it cannot answer (an option out of range, assumptions beside LOG_DIR, an M1 option without
 ``--m1``, a log folder with no usable log or without the baseline's scored trials) is one line on
@@ -13,8 +15,8 @@ import sys
 from analysis._format import short
 from analysis.m1_power import M1_BENCHMARK, M1_ODDS_RATIO, m1_from_samples, m1_line, m1_markdown, m1_power
 from analysis.power import (
-    ASSUMED_TAU, PLANNING, SIMULATED_CASES, SIMULATED_TRIALS, assumption_problem, detectable_gain, power_from_samples,
-    power_markdown,
+    ASSUMED_TAU, PLANNING, SIMULATED_CASES, SIMULATED_TRIALS, NO_GAIN, assumption_problem, detectable_gain, gain_points,
+    power_from_samples, power_markdown,
 )
 
 __all__ = ["PowerError", "power_command"]
@@ -60,9 +62,9 @@ def power_command(log_dir: str | None, baseline_method: str | None, cases: int |
 
 
 def _planned(baseline_method: str | None, cases: int | None, baseline_accuracy: float | None,
-             benchmark: str | None) -> tuple[int | None, float, list[str]]:
+             benchmark: str | None, default: float = 0.5) -> tuple[int | None, float, list[str]]:
     """Cases and baseline accuracy from the options and ``benchmark``'s :data:`PLANNING` entry
-    (baseline 0.5 when neither gives one), and the line saying where a planned baseline comes from."""
+    (baseline ``default`` when neither gives one), and the line saying where a planned baseline comes from."""
     if baseline_method is not None:
         raise PowerError("--baseline names the baseline method in LOG_DIR's logs; without LOG_DIR give "
                          "--baseline-accuracy")
@@ -75,7 +77,7 @@ def _planned(baseline_method: str | None, cases: int | None, baseline_accuracy: 
         if baseline_accuracy is None:
             lines.append(f"{benchmark}: {planned} cases, baseline {100 * assumed:.1f}% from {source}")
             baseline_accuracy = assumed
-    return cases, 0.5 if baseline_accuracy is None else baseline_accuracy, lines
+    return cases, default if baseline_accuracy is None else baseline_accuracy, lines
 
 
 def _from_assumptions(baseline_method: str | None, cases: int | None, epochs: int | None,
@@ -91,8 +93,8 @@ def _from_assumptions(baseline_method: str | None, cases: int | None, epochs: in
     power = detectable_gain(cases, epochs, baseline_accuracy, tau)
     gain = power.detectable_gain_points
     lines.append(f"{cases} cases x {epochs} epochs, baseline {100 * baseline_accuracy:.1f}%, tau {tau:g}: "
-                 + (f"a gain below {gain:.1f} points cannot be told apart (80% power, alpha 0.05)"
-                    if gain == gain else "no gain reaches 80% power")
+                 + (f"a gain below {gain_points(gain)} points cannot be told apart (80% power, alpha 0.05)"
+                    if gain == gain else NO_GAIN)
                  + ("" if power.simulated else f" (t approximation: over {SIMULATED_CASES} cases or "
                                                f"{SIMULATED_TRIALS} cases x epochs)"))
     return lines
@@ -103,7 +105,8 @@ def _m1_from_assumptions(baseline_method: str | None, cases: int | None, runs: i
                          odds_ratio: float | None, simulations: int | None, seed: int | None) -> list[str]:
     if benchmark is None and cases is None:
         benchmark = M1_BENCHMARK
-    cases, baseline_accuracy, lines = _planned(baseline_method, cases, baseline_accuracy, benchmark)
+    m1_baseline = PLANNING[M1_BENCHMARK][1]  # the documented M1 default, also at --cases N
+    cases, baseline_accuracy, lines = _planned(baseline_method, cases, baseline_accuracy, benchmark, m1_baseline)
     runs = 1 if runs is None else runs
     tau = ASSUMED_TAU if tau is None else tau
     odds_ratio = M1_ODDS_RATIO if odds_ratio is None else odds_ratio

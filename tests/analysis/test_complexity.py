@@ -97,3 +97,39 @@ def test_add_complexity_joins_on_benchmark_and_case() -> None:
     out = add_complexity(frame, complexity_frame(frame))
     assert out["quartile"].tolist() == [1, 2, 3, 4]
     assert out.index.equals(frame.index)
+
+
+def test_unrelated_methods_move_no_quartile_and_no_m1() -> None:
+    """Complexity is POIROT's and the single judge's: adding step_by_step and RAFFLES trials with
+    far larger reasoning (which reversed the order of the 12 cases when every protocol counted)
+    leaves every complexity, every quartile and M1's POIROT x quartile fit unchanged."""
+    import numpy as np
+
+    from analysis.regressions import regressions
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for i in range(12):
+        for method in ("poirot", "all_at_once"):
+            for epoch in (1, 2, 3):
+                trial = _trial(f"c{i:02d}", "m", method, 30.0 * (i + 1) * (3 if method == "poirot" else 1))
+                rows.append({**trial, "epoch": epoch, "protocol": method,
+                             "correct": float(rng.random() < (0.7 - 0.04 * i if method == "poirot" else 0.5))})
+    base = pd.DataFrame(rows)
+    unrelated = pd.DataFrame([
+        {**_trial(f"c{i:02d}", "m", method, 5000.0 - 400 * i), "epoch": 1, "protocol": method,
+         "correct": float(rng.random() < 0.5)}
+        for i in range(12) for method in ("step_by_step", "raffles")
+    ])
+    both = pd.concat([base, unrelated], ignore_index=True)
+    alone, mixed = complexity_frame(base), complexity_frame(both)
+    pd.testing.assert_frame_equal(alone, mixed)
+    assert alone["quartile"].tolist() == [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]
+
+    def m1(frame: pd.DataFrame) -> pd.Series:
+        fits = regressions(add_complexity(frame, complexity_frame(frame)))
+        term = fits[fits["spec"].str.startswith("M1") & (fits["term"] == "protocol[poirot] x quartile")]
+        assert len(term) == 1
+        return term.iloc[0][["odds_ratio", "ci_low", "ci_high", "p_value"]].astype(float)
+
+    assert m1(both).to_numpy() == pytest.approx(m1(base).to_numpy(), rel=1e-9)

@@ -99,9 +99,9 @@ def test_out_of_range_is_one_line_naming_the_option() -> None:
 def test_cli_m1_from_assumptions(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["power", "--m1", "--cases", "40", "--simulations", "20", "--seed", "3"]) == 0
     captured = capsys.readouterr()
-    expected = m1_power(cases=40, baseline_accuracy=0.5, simulations=20, seed=3)
+    expected = m1_power(cases=40, baseline_accuracy=0.54, simulations=20, seed=3)  # the documented M1 baseline
     rejected = round(expected.power * 20)
-    assert (f"40 cases x 1 run(s) per protocol, baseline 50.0%, tau 1, case-level OR 1.6 per quartile step: "
+    assert (f"40 cases x 1 run(s) per protocol, baseline 54.0%, tau 1, case-level OR 1.6 per quartile step: "
             f"power {100 * expected.power:.1f}%") in captured.out
     assert f"p < 0.05 in {rejected} of 20 simulated data sets, seed 3" in captured.out
     assert f"population-averaged OR, {expected.marginal_odds_ratio:.2f}" in captured.out

@@ -36,14 +36,20 @@ def test_three_methods_six_cases_by_hand() -> None:
         assert got[pair]["gain_points"] == pytest.approx(gain)
         assert got[pair]["p_value"] == pytest.approx(p) and got[pair]["p_holm"] == pytest.approx(p_holm)
         assert got[pair]["test"] == "sign-flip-exact" and got[pair]["n_cases"] == 6
-    # inverted sign-flip, A-B: the subsets with mean <= 0 are {} and {c5}: 2/64 >= 0.025, so 0 is the lower end
-    assert (got[("A", "B")]["ci_low"], got[("A", "B")]["ci_high"]) == pytest.approx((0.0, 100.0))
+    # A is right on every case: no interval beside A (it would be [+0.0, +100.0] for A-B), p kept;
+    # inverted sign-flip, B-C: 2 of the 5 nonzero differences of one sign, no gain excluded
+    for pair in (("A", "B"), ("A", "C")):
+        assert np.isnan(got[pair]["ci_low"]) and np.isnan(got[pair]["ci_high"]) and got[pair]["interval"] == ""
+        assert got[pair]["no_interval"].startswith("every treatment case mean is 100% (6 cases)")
+    assert (got[("B", "C")]["ci_low"], got[("B", "C")]["ci_high"]) == pytest.approx((-100.0, 100.0))
     text = pairwise_markdown(table)
     assert "## b · m · with reference answer `c0ffee00`" in text
-    # wider than 120 characters: split after column B, the row label repeated
-    assert "| A | 100.0 | – | +83.3 [+0.0, +100.0] p=0.188 |" in text
-    assert "| B | 16.7 | -83.3 [-100.0, +0.0] p=0.188 | – |" in text
-    assert "| A | +33.3 [+0.0, +100.0] p=0.75 |" in text and "| C | – |" in text
+    # wider than 120 characters: split after column A, the row label repeated
+    assert "| B | 16.7 | -83.3 [none: not trusted, see below] p=0.188 |" in text
+    assert "| A | +83.3 [none: not trusted, see below] p=0.188 | +33.3 [none: not trusted, see below] p=0.75 |" in text
+    assert "| B | – | -50.0 [-100.0, +100.0] p=0.75 |" in text
+    assert "- A vs B: every treatment case mean is 100% (6 cases)" in text
+    assert "Test: sign-flip-exact, sign-flip-exact (inverted sign-flip)." in text
     assert "Cases per pair: 6" in text and "A 6, B 6, C 6" in text
     assert "exploratory" in text and "k(k-1)/2 pairs" in text
 
@@ -56,7 +62,7 @@ def test_the_other_way_round_is_the_mirror() -> None:
         a, b = (frame[frame["protocol"] == p] for p in (r["protocol_a"], r["protocol_b"]))
         back = gain_test(b, a)
         assert back.gain_points == pytest.approx(-r["gain_points"]) and back.p_value == pytest.approx(r["p_value"])
-        assert (back.ci_low, back.ci_high) == pytest.approx((-r["ci_high"], -r["ci_low"]))
+        assert (back.ci_low, back.ci_high) == pytest.approx((-r["ci_high"], -r["ci_low"]), nan_ok=True)
 
 
 def test_holm_is_monotone_in_the_raw_p_and_never_below_it() -> None:

@@ -88,3 +88,56 @@ def test_cli_power_for_a_named_benchmark_states_its_baseline(capsys: pytest.Capt
         assert f"| {gain:.1f} |" in row
     assert main(["power", "--benchmark", "agentrx/nope"]) == 1
     assert "valid: blame/cortex" in capsys.readouterr().err
+
+
+def test_a_tiny_detectable_gain_is_not_printed_as_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    """At a million cases x 100 epochs the detectable gain is a few hundredths of a point: printed
+    with two significant digits, never "a gain below 0.0 points"; the default baseline is 50%."""
+    from analysis.power import NO_GAIN, gain_points
+
+    assert main(["power", "--cases", "1000000", "--epochs", "100"]) == 0
+    out = capsys.readouterr().out
+    gain = detectable_gain(1_000_000, 100, 0.5).detectable_gain_points
+    assert 0.001 < gain < 0.1 and f"a gain below {gain:.2g} points cannot be told apart" in out
+    assert "baseline 50.0%" in out and "below 0.0 points" not in out
+    assert (gain_points(12.34), gain_points(0.0432), gain_points(float("nan"))) == ("12.3", "0.043", NO_GAIN)
+
+
+def test_generated_power_says_no_gain_reaches_80_percent_instead_of_a_planning_figure(tmp_path) -> None:
+    """A measured baseline at which no gain reaches 80% power (NaN with ``power_from`` set) is
+    said so; only a row with no estimate (``power_from`` empty) falls back to the planning baseline."""
+    import pandas as pd
+
+    from blame_bench.sweep import generated_power
+
+    (tmp_path / "tables").mkdir()
+    columns = ["benchmark", "model", "cases", "epochs", "baseline_accuracy", "detectable_gain_points", "power_from"]
+    pd.DataFrame([["generated/trading", "offline/random", 6, 1, 0.3, float("nan"), "simulation"],
+                  ["generated/cortex", "offline/random", 12, 1, 0.0, float("nan"), ""]],
+                 columns=columns).to_csv(tmp_path / "tables" / "power.csv", index=False)
+    text = generated_power(tmp_path, ("cortex", "trading"))
+    assert "| generated/trading | offline/random | 6 | 1 | 30.0 | measured | no gain reaches 80% power |" in text
+    assert "| generated/cortex | offline/random | 12 | 1 | 30.0 | planning (blame/cortex, tau 1) | 61.1 |" in text
+
+
+def test_symbolic_links_to_logs_are_read_like_logs(log_dir, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder of links (one per log, one to a folder of logs, a dangling one and one back to the
+    folder itself) lists every log once and gives the same power table as the logs themselves."""
+    from analysis.logdir import log_paths
+
+    links, first, logs = tmp_path / "links", tmp_path / "first", sorted(log_dir.glob("*.eval"))
+    (links / "sub").mkdir(parents=True)
+    first.mkdir()
+    (first / logs[0].name).symlink_to(logs[0])
+    for path in logs[1:]:
+        (links / path.name).symlink_to(path)
+    (links / "sub" / "first").symlink_to(first)
+    (links / "sub" / "loop").symlink_to(links)
+    (links / "gone.eval").symlink_to(tmp_path / "missing.eval")
+    found = log_paths(links)
+    assert len(found) == len(logs) + 1 and str(links / "sub" / "first" / logs[0].name) in found
+    assert str(links / "gone.eval") in found and not any("/loop/" in path for path in found)
+    assert main(["power", str(log_dir)]) == 0
+    expected = capsys.readouterr().out
+    assert main(["power", str(links)]) == 0
+    assert capsys.readouterr().out == expected

@@ -95,12 +95,11 @@ def test_identical_epochs_give_identical_p_and_interval() -> None:
 
 def test_batch_matches_gain_test() -> None:
     """The simulations' batch call gives gain_test's p and interval on the same data."""
-    units = _units(2300, 9, DELTA_20)[:3]
-    p, low, high = sign_flip_interval_batch(units, EPOCHS)
-    for row, (pi, lo, hi) in zip(units, zip(p, low, high)):
-        t = pd.DataFrame([{"case": f"c{i}", "epoch": e, "correct": float(e < max(x, 0))}
-                          for i, x in enumerate(row) for e in range(EPOCHS)])
-        b = pd.DataFrame([{"case": f"c{i}", "epoch": e, "correct": float(e < max(-x, 0))}
-                          for i, x in enumerate(row) for e in range(EPOCHS)])
-        result = gain_test(t, b)
+    successes_t, successes_b = (x[:3] for x in counts(2300, 9, DELTA_20))
+    p, low, high = sign_flip_interval_batch(successes_t - successes_b, EPOCHS)
+    for row_t, row_b, (pi, lo, hi) in zip(successes_t, successes_b, zip(p, low, high)):
+        t, b = ([{"case": f"c{i}", "epoch": e, "correct": float(e < x)} for i, x in enumerate(row) for e in range(EPOCHS)]
+                for row in (row_t, row_b))
+        result = gain_test(pd.DataFrame(t), pd.DataFrame(b))
+        assert result.no_interval == ""
         assert (result.p_value, result.ci_low, result.ci_high) == pytest.approx((pi, 100 * lo, 100 * hi))

@@ -66,7 +66,7 @@ def test_a_single_case_side_and_a_two_case_group_give_rows_not_exceptions() -> N
     6 vs 5 cases is tested; k>1 (e, f vs e) has 3 relabellings and k=1 (a-d) 4 vs 4 paired cases:
     rows with NaN p and the reason, and the Markdown says "no test"."""
     groups = {c: "k=1" for c in "abcd"} | {"e": "k>1", "f": "k>1"}
-    frame = pd.DataFrame(_rows("poirot", dict.fromkeys("abcdef", 1.0), groups)
+    frame = pd.DataFrame(_rows("poirot", dict.fromkeys("abcdf", 1.0) | {"e": 0.0}, groups)
                          + _rows("all_at_once", {"a": 0.0, "b": 1.0, "c": 0.0, "d": 0.0, "e": 0.0}, groups))
     table, unavailable = table1(frame, ["poirot"], "all_at_once")
     by = table.set_index("group")
