@@ -71,6 +71,8 @@ COLUMNS: list[str] = [
     "low", "high", "difference", "inside", "n_cases", "n_trials", "paper_cases", "cut_logs", "cut_steps", "why",
     "recipes", "caveat",
 ]
+VERIFIED = ("who_and_when", "blame")
+"""Datasets with a pinned manifest: a run on them records the verified revision, else ``unknown``."""
 BUDGETS = {"max_step_chars": RenderBudget.max_step_chars, "max_log_chars": RenderBudget.max_total_chars,
            "max_prompt_chars": RenderBudget.max_prompt_chars}
 """The render budgets (method arguments) and the renderer's defaults; a smaller one makes a run partial."""
@@ -425,6 +427,14 @@ def _filtered(cell: Cell, part: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, A
         return part, {"matched": CONTEXT["other_task"], **ran,
                       "why": f"ran the {', '.join(sorted(set(task)))} task, not {cell.task} on the paper's data"}
     part = part[task == cell.task]
+    if cell.dataset in VERIFIED:  # a copy that does not match the pinned manifest records "unknown"
+        revision = pd.Series([(_json_dict(raw).get("data_revisions") or {}).get(cell.dataset) for raw in part["config_contents"]],
+                             index=part.index)
+        known = revision.notna() & (revision != "unknown")
+        if not known.any():
+            return part, {"matched": CONTEXT["other_task"], **ran,
+                          "why": f"no verified {cell.dataset} revision recorded (a copy that does not match its manifest)"}
+        part = part[known]
     labels = part["label_source"].where(part["label_source"].notna(), "human").astype(str)
     other = part.loc[labels != "human", "config"]
     if other.nunique() == part["config"].nunique():

@@ -105,6 +105,11 @@ class Cell:
         return TASK_OF.get(self.benchmark) or TASK_OF[self.benchmark.split("/")[0]]
 
     @property
+    def dataset(self) -> str:
+        """The dataset the cell's benchmark comes from (the task metadata's ``datasets`` key)."""
+        return self.benchmark.split("/")[0]
+
+    @property
     def averaged(self) -> tuple[str, str, tuple[str, ...]] | None:
         """(scope, key, values) of the setting the paper averages over, or None."""
         return next(((s, k, tuple(v.split("|"))) for s, k, v in self.setting if "|" in v), None)

@@ -152,7 +152,8 @@ def _summary_line(part: pd.DataFrame) -> str:
         if not np.isfinite(r["ours"]):
             ours.append(f"ours {DASH} on {_on(r)} (no scored trials)")
         elif r["matched"] == PARTIAL:
-            ours.append(f"ours {_ours(r)} on {_on(r)}, n {_n(r)}, partial ({r['why']}): no verdict")
+            ours.append(f"ours {_ours(r)} on {_on(r)}, difference {_shown(r['difference'], r['unit'], signed=True)}, "
+                        f"n {_n(r)}, partial ({r['why']}): no verdict")
         else:
             ours.append(f"ours {_ours(r)} on {_on(r)}, difference {_shown(r['difference'], r['unit'], signed=True)}, "
                         f"{_inside(r)}")

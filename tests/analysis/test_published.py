@@ -40,6 +40,7 @@ def cell(id: str = "c1", benchmark: str = HC, method: str = "all_at_once", model
 
 
 TASKS = {HC: "who_and_when", "who_and_when/algorithm_generated": "who_and_when", CX: "blame_cortex"}
+REVISIONS = {"who_and_when": "f4d2b6da464a826580e59b3a0eae15ea2d642d7c", "blame": "b5d4bdf39fa4d53fc05585e53d8f5aa10c4d7311"}
 
 
 def trial(model: str, config: str, case: str, epoch: int, method: str = "all_at_once", benchmark: str = HC,
@@ -49,7 +50,7 @@ def trial(model: str, config: str, case: str, epoch: int, method: str = "all_at_
     args = {"subset": "hand_crafted", "with_reference_answer": True} if task_args is None else task_args
     return {"benchmark": benchmark, "task": task or TASKS[benchmark], "label_source": label_source,
             "case": case, "epoch": epoch, "model": model, "config": config,
-            "config_contents": json.dumps({"model": model, "task_args": args}), "setting": "",
+            "config_contents": json.dumps({"model": model, "task_args": args, "data_revisions": REVISIONS}), "setting": "",
             "method": method, "protocol": method, "solver_args": json.dumps(solver_args or {}), "settings": "{}",
             "fault_group": scores.pop("fault_group", "k=1"), "n_errors": scores.pop("n_errors", 1), **scores}
 
@@ -435,7 +436,8 @@ def test_a_run_on_part_of_the_papers_cases_is_partial_with_our_n_and_no_verdict(
     assert (limited["n_cases"], limited["paper_cases"]) == (4, 58)
     assert limited["why"] == "4 of the paper's 58 cases (a sample limit or selection)"
     summary = reproduction_summary(reproduction_table(frame(*hc_run(4)), cells=[published["ww-t1-aao-hc-gt-agent"]]), None)
-    assert "ours 50.0 [" in summary and "n 4/4 of 58, partial (4 of the paper's 58 cases (a sample limit or selection)): no verdict" in summary
+    assert "ours 50.0 [" in summary
+    assert ", difference -5.2, n 4/4 of 58, partial (4 of the paper's 58 cases (a sample limit or selection)): no verdict" in summary
     assert "outside" not in summary and "inside" not in summary
     markdown = reproduction_markdown(reproduction_table(frame(*hc_run(4)), cells=[published["ww-t1-aao-hc-gt-agent"]]))
     assert "| no verdict (partial) | 4/4 of 58 |" in markdown
@@ -484,6 +486,10 @@ def test_runs_of_another_configuration_are_not_matched() -> None:
     assert mock.iloc[0]["matched"] == CONTEXT["test_provider"]
     assert "ran mockllm/gpt-4o, a test provider, not the model GPT-4o" in reproduction_summary(mock, None)
     assert reproduction_table(frame(*hc_run(58, model="offline/gpt-4o")), cells=t1).iloc[0]["matched"] == CONTEXT["test_provider"]
+    copy = frame(*hc_run(58)).assign(config_contents=json.dumps({"model": "openai/gpt-4o", "task_args": HC_ARGS,
+                                                                 "data_revisions": {"who_and_when": "unknown"}}))
+    modified = reproduction_table(copy, cells=t1).iloc[0]
+    assert modified["matched"] == CONTEXT["other_task"] and modified["why"].startswith("no verified who_and_when revision")
 
     generated = frame(*[trial("vllm/openai/gpt-oss-120b", "cccc0003", f"c{i}", 1, "poirot", benchmark=CX, task_args={},
                               task="trajectories", label_source="constructed", solver_args={"preset": "paper"},

@@ -67,7 +67,8 @@ def test_gpt_4o_cells_are_filled_from_a_run_on_the_fake_openai_server(tmp_path: 
     agent = table.loc["ww-t1-aao-hc-gt-agent"]
     assert (f"- Who&When Table 1: All-at-once, HC w/ GT, agent (GPT-4o): published 55.17 (n 58) · ours "
             f"{agent['ours']:.1f} [") in summary
-    assert f"on openai/gpt-4o `{agent['config']}`, n {LIMIT}/{LIMIT} of 58, partial ({agent['why']}): no verdict" in summary
+    assert f"on openai/gpt-4o `{agent['config']}`, difference " in summary
+    assert f", n {LIMIT}/{LIMIT} of 58, partial ({agent['why']}): no verdict" in summary
     assert "- Who&When Table 1: All-at-once, AG w/ GT, agent (GPT-4o): published 54.33 · not reproduced here" in summary
     assert f"On openai/gpt-4o `{agent['config']}`, Table 1:" in reproduction_markdown(table.reset_index())
 
