@@ -1,7 +1,7 @@
 """Attribution methods, one module each. Every solver leaves an ``Attribution`` (blame.schema).
 
 ``SOLVERS`` maps the name used by ``-T solver=<name>`` and by the contract tests to the solver
-factory. Adding a method (BENCHMARK.md section 8): write ``solvers/<name>.py`` with one
+factory. Adding a method (``docs/adding_a_method.md``): write ``solvers/<name>.py`` with one
 ``@solver`` factory that calls ``blame.state.save_attribution``, and add one line here: to
 ``SOLVERS``, or to ``NO_MODEL`` if the method calls no model.
 """
