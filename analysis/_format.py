@@ -7,6 +7,7 @@ fixed number formats, ``\\n`` line ends, no index, no timestamps.
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,8 +19,31 @@ DASH = "–"
 
 def short(text: str, limit: int = 60) -> str:
     """A user's value echoed in a one-line message: cut to ``limit`` characters, saying how long it was."""
-    text = str(text).replace("\r", "\\r").replace("\n", "\\n")
+    text = one_line(text)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+"""Every character ``str.splitlines`` (and so ``_demote`` in the report) breaks a line at."""
+
+
+def one_line(text: object) -> str:
+    """A name read from a log (a method, a model, a task) as Markdown shows it: every line break
+    written as a visible escape (``\\n``, ``\\u2028``), so that a name never ends a line and
+    starts a heading, a list item or a fence."""
+    return "".join(ch.encode("unicode_escape").decode("ascii") if ch in LINE_BREAKS else ch for ch in str(text))
+
+
+def shell_word(text: object) -> str:
+    """``text`` as one word of a bash command line, on one line: ``shlex.quote`` when it is
+    printable, else ANSI-C quoting (``$'...'``) with every unprintable character escaped, so that a
+    pasted command runs exactly the logged value and nothing else."""
+    text = str(text)
+    if text.isprintable():
+        return shlex.quote(text)
+    escaped = "".join("\\\\" if ch == "\\" else "\\'" if ch == "'" else ch if ch.isprintable()
+                      else f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\U{ord(ch):08x}" for ch in text)
+    return f"$'{escaped}'"
 
 
 def _missing(x: object) -> bool:
@@ -40,7 +64,7 @@ def config_label(model: object, config: object, setting: object = "") -> str:
     """How a table names a configuration: the model, its settings in words (``analysis.settings``;
     what sets it apart from the others shown) and its hash, ``offline/random · with reference
     answer `165119e0```; without words ``offline/random `165119e0```."""
-    words = "" if _missing(setting) else str(setting)
+    model, words = one_line(model), "" if _missing(setting) else one_line(setting)
     return f"{model} · {words} `{config}`" if words else f"{model} `{config}`"
 
 
@@ -87,7 +111,7 @@ def markdown_table(frame: pd.DataFrame, align: Sequence[str] | None = None, keep
 
     def cell(value: object) -> str:
         text = DASH if _missing(value) else str(value)
-        return text.replace("|", "\\|").replace("\n", " ")
+        return "".join(" " if ch in LINE_BREAKS else ch for ch in text).replace("|", "\\|")
 
     cells = [[cell(v) for v in row] for row in frame.itertuples(index=False)]
     widths = [max([len(h), 4, *(len(r[i]) for r in cells)]) + 3 for i, h in enumerate(headers)]

@@ -66,7 +66,7 @@ from typing import Any, TextIO
 import pandas as pd
 
 from analysis import figures as figs
-from analysis._format import markdown_table, short, write_csv, write_text
+from analysis._format import markdown_table, one_line, short, write_csv, write_text
 from analysis.accuracy import accuracy_markdown, accuracy_table
 from analysis.agreement import agreement_markdown, annotation_agreement, method_agreement
 from analysis.complexity import add_complexity, complexity_frame
@@ -448,7 +448,8 @@ def _legend_text(legend: pd.DataFrame) -> str:
     return ("Tables name a configuration by its model, the settings that set it apart from the other "
             "configurations of the same benchmark, and its hash; here is every hash with all its settings "
             "(contents in manifest.json; tables/configurations.csv).\n\n"
-            + "\n".join(f"- `{r.config}` {r.model} ({r.benchmarks}): {r.settings}{_cut_text(r)}" for r in legend.itertuples())
+            + "\n".join(f"- `{r.config}` {one_line(r.model)} ({one_line(r.benchmarks)}): {one_line(r.settings)}{_cut_text(r)}"
+                        for r in legend.itertuples())
             + "\n")
 
 
