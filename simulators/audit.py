@@ -348,6 +348,7 @@ def evaluate(train: Sequence[Trajectory], test: Sequence[Trajectory], seed: int 
     from simulators.audit_control import control_answers
 
     records = [*train, *test]
+    per_step = {t.id: [step_features(s) for s in t.steps] for t in records}
     labelled_train = [t for t in train if step_agent(t)]
     labelled = [t for t in test if step_agent(t)]
     faulty_train = [t for t in train if t.label is not None and t.meta.get("first_difference") is not None]
@@ -365,8 +366,8 @@ def evaluate(train: Sequence[Trajectory], test: Sequence[Trajectory], seed: int 
     top_vector = majority(vector(t) for t in train)
     exact = figures(test, vector, {
         "majority": [top_vector] * len(test),
-        "bag_of_words": classify([set().union(*map(step_features, t.steps)) for t in train], [vector(t) for t in train],
-                                 [set().union(*map(step_features, t.steps)) for t in test], seed),
+        "bag_of_words": classify([set().union(*per_step[t.id]) for t in train], [vector(t) for t in train],
+                                 [set().union(*per_step[t.id]) for t in test], seed),
         "structure": classify([structure_features(t.steps) for t in train], [vector(t) for t in train],
                               [structure_features(t.steps) for t in test], seed),
         "length_prior": [majority(vector(u) for u in by_length[len(t.steps)]) if len(t.steps) in by_length
@@ -377,7 +378,6 @@ def evaluate(train: Sequence[Trajectory], test: Sequence[Trajectory], seed: int 
     keywords = mined_keywords(train)
     safe_turns = {masked(s.content) for t in train if t.label is None for s in t.steps if s.kind == "agent"}
     top_pair = majority(step_agent(t) for t in labelled_train)
-    steps_of = lambda t: [step_features(s) for s in t.steps]  # noqa: E731
     shape_of = lambda t: [structure_step_features(t.steps, i) for i in range(len(t.steps))]  # noqa: E731
     targets = [t.label.step for t in labelled_train]  # type: ignore[union-attr]
     length_counts = {n: Counter(u.label.step for u in group if step_agent(u))  # type: ignore[union-attr]
@@ -385,7 +385,7 @@ def evaluate(train: Sequence[Trajectory], test: Sequence[Trajectory], seed: int 
     step = figures(labelled, step_agent, {
         "majority": [top_pair] * len(labelled),
         "step_bag_of_words": [_at(t, i) for t, i in zip(labelled, rank_steps(
-            [steps_of(t) for t in labelled_train], targets, [steps_of(t) for t in labelled], seed))],
+            [per_step[t.id] for t in labelled_train], targets, [per_step[t.id] for t in labelled], seed))],
         "structure": [_at(t, i) for t, i in zip(labelled, rank_steps(
             [shape_of(t) for t in labelled_train], targets, [shape_of(t) for t in labelled], seed))],
         "position_prior": [_at(t, _prior_step(t, positions)) for t in labelled],
@@ -394,7 +394,7 @@ def evaluate(train: Sequence[Trajectory], test: Sequence[Trajectory], seed: int 
         "novel_turn": [_at(t, novel_turn(t, safe_turns)) for t in labelled],
     })
 
-    prefix_of = lambda t: set().union(*map(step_features, t.steps[:t.meta["first_difference"]]))  # noqa: E731
+    prefix_of = lambda t: set().union(*per_step[t.id][:t.meta["first_difference"]])  # noqa: E731
     prefix = figures(faulty, fault_id, {
         "majority": [majority(fault_id(t) for t in faulty_train)] * len(faulty),
         "classifier": classify([prefix_of(t) for t in faulty_train], [fault_id(t) for t in faulty_train],
