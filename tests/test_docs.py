@@ -233,6 +233,44 @@ def test_every_argument_shown_exists():
                 assert key in allowed or (named and not set(named) & set(SOLVERS)), (path.name, key, line)
 
 
+HELPER_MODULES = ("blame.arguments", "blame.render", "blame.state", "solvers._calls", "solvers._framing", "solvers._output",
+                  "solvers.all_at_once")
+"""Where the helpers docs/adding_a_method.md lists live."""
+
+
+def test_the_method_page_gives_each_helper_its_signature():
+    """Every ``name(parameters)`` the method page's helper list shows for a helper of
+    :data:`HELPER_MODULES` names the helper's parameters in order, with the code's defaults
+    (trailing parameters with defaults may be left out); the list names the helpers the examples
+    use."""
+    import ast
+    import importlib
+
+    modules = [importlib.import_module(name) for name in HELPER_MODULES]
+
+    def ours(name: str) -> Any:
+        found = next((getattr(m, name) for m in modules if hasattr(m, name)), None)
+        return found if getattr(found, "__module__", "").split(".")[0] in {"blame", "solvers"} else None
+
+    text = ADDING_A_METHOD.read_text(encoding="utf-8")
+    helpers = re.sub(r"\s+", " ", text.split("## Helpers, with their signatures", 1)[1].split("\n## ", 1)[0])
+    shown = {}
+    for name, params in re.findall(r"`(?:await )?(?:[\w.]+\.)?(\w+)\(([^`]*?)\)(?: -> [^`]+)?`", helpers):
+        found = ours(name)
+        if found is None:
+            continue  # not ours (Inspect's get_model)
+        call = ast.parse(f"f({params})", mode="eval").body
+        code = [p for p in inspect.signature(found).parameters.values() if p.kind is not p.VAR_KEYWORD]
+        names = [a.value.id if isinstance(a, ast.Starred) else a.id for a in call.args] + [k.arg for k in call.keywords]
+        assert names == [p.name for p in code][: len(names)], (name, names, [p.name for p in code])
+        assert all(p.default is not p.empty for p in code[len(names):]), (name, "leaves out a required parameter")
+        for keyword in [k for k in call.keywords if ast.literal_eval(k.value) is not ...]:  # `method=...`: some value
+            assert ast.literal_eval(keyword.value) == inspect.signature(found).parameters[keyword.arg].default, (name, keyword.arg)
+        shown[name] = params
+    used = set(re.findall(r"\b(\w+)\(", "".join(re.findall(r"```python\n(.*?)```", text, flags=re.S))))
+    assert {n for n in used if inspect.isfunction(ours(n))} - set(shown) == set(), "helpers the examples use, not listed"
+
+
 def test_relative_links_point_at_files():
     """Every relative Markdown link of README.md, BENCHMARK.md and docs/, and every ``docs/`` file
     a solver's docstring names, is an existing file."""
