@@ -1,8 +1,8 @@
-"""BENCHMARK.md section 8's model-calling example, end to end as a newcomer runs it.
+"""docs/adding_a_method.md's model-calling example, end to end as a newcomer runs it.
 
-The section's ``# solvers/<name>.py`` blocks are written, exactly as printed, into ``solvers/`` of
+The page's ``# solvers/<name>.py`` blocks are written, exactly as printed, into ``solvers/`` of
 a scratch checkout (``doc_commands.scratch_repo``: the repository's modules linked, ``tasks/``
-linked) whose ``solvers/__init__.py`` is the real one with the section's diff applied. The scratch
+linked) whose ``solvers/__init__.py`` is the real one with the page's diff applied. The scratch
 folder comes first on ``PYTHONPATH``, so its ``solvers`` package, and with it the edited registry,
 is the one ``inspect`` and ``blame`` import (the editable install points at this checkout's). Nothing
 is written to the repository.
@@ -23,7 +23,7 @@ from blame_bench.log_status import log_statuses
 
 
 def newcomer_checkout(root: Path) -> tuple[Path, list[str]]:
-    """A scratch checkout with section 8's examples added and registered; the example names."""
+    """A scratch checkout with the page's examples added and registered; the example names."""
     modules, diff = adding.section_blocks()
     root = scratch_repo(root, {f"{name}.py": source for name, source in modules.items()})
     init = root / "solvers" / "__init__.py"
@@ -44,7 +44,7 @@ def section(report: str, heading: str) -> str:
 
 @pytest.mark.e2e
 def test_the_model_calling_example_runs_is_reported_and_refuses_unknown_options(tmp_path: Path) -> None:
-    """Registered as the card says, the model-calling example runs through ``-T solver=<name>`` on
+    """Registered as the page says, the model-calling example runs through ``-T solver=<name>`` on
     two Who&When samples with the offline model, its log succeeds, ``blame report`` puts it in the
     accuracy table, and ``-S foo=1`` on either example (``--solver`` form) is one line naming
     ``foo`` and the method, with no log written."""
