@@ -33,7 +33,8 @@ TARGETS = {"exact_vector": "exact vector", "step_agent": "step+agent"}
 
 
 def measure(system: str, sessions: int, seed: int, options: dict[str, Any]) -> dict[str, Any]:
-    """One folder: generate it, read it back, audit it, and compare with its card."""
+    """One folder: generate it (its card included), read it back and audit it (timed together), and
+    compare the audit with its card."""
     from blame.trajectory_folder import load_trajectory_folder
     from simulators import generate
     from simulators.audit import audit, validity_section, verdicts
@@ -64,7 +65,7 @@ def summary_rows(rows: list[dict[str, Any]]) -> list[str]:
     """One line per folder: targets met, the strongest shortcut, the prefix classifier, the control."""
     lines = ["| options | system | sessions | shortcut targets met | strongest shortcut (accuracy %, majority %) | "
              "fault-free prefix % (majority %) | positive control % (exact vector, step+agent) | card = recomputation "
-             "| generate s | audit s |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| generate s | read back and audit s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         f, met = row["figures"], row["verdicts"]
         shortcuts = {k: v for k, v in met.items() if k.startswith(("exact_vector/", "step_agent/"))}

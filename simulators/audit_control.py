@@ -69,20 +69,21 @@ def cortex_faults(steps: Sequence[Step]) -> dict[str, int | None]:
     return found
 
 
-_CLOSES = re.compile(r"^\d{4}-\d\d-\d\d,[\d.]+,[\d.]+,[\d.]+,([\d.]+),", re.MULTILINE)
+_NUMBER = r"-?\d+(?:\.\d+)?"
+_CLOSES = re.compile(rf"^\d{{4}}-\d\d-\d\d,{_NUMBER},{_NUMBER},{_NUMBER},({_NUMBER}),", re.MULTILINE)
 _ENUMERATOR = re.compile(r"\(\d+\) ")
 _CITATION = re.compile(r"\(\d+\) (\w+): (.*?)\.(?= \(\d+\)|$)")
 
 
 def _direction(word: str) -> int:
-    return {"Buy": 1, "Hold": 0, "Sell": -1}.get(word, 0) if word not in RATINGS else (RATINGS.index(word) > 2) - (
-        RATINGS.index(word) < 2)
+    """+1, 0 or -1 for a rating or an action (Buy, Hold, Sell are ratings too); 0 for anything else."""
+    return (RATINGS.index(word) > 2) - (RATINGS.index(word) < 2) if word in RATINGS else 0
 
 
 def trading_faults(steps: Sequence[Step]) -> dict[str, int | None]:
     """TradingAgents: the served closes against each other; the market report's direction words
     against its numbers; the news report's headlines against the news tool's; the bull's citations
-    against the reports; the judge's winner against the net it states; the trader against the plan;
+    against the reports; the judge's winner against the debate's citation counts; the trader against the plan;
     the risk team and the memory against the final rating; who spoke in the risk round."""
     found: dict[str, int | None] = {}
     text_of = {s.agent: s for s in steps if s.kind == "agent"}
@@ -95,7 +96,7 @@ def trading_faults(steps: Sequence[Step]) -> dict[str, int | None]:
         for above, word in re.findall(r"% (above|below) SMA50 [\d.]+ \((bullish|bearish)\)", market.content):
             if (above == "above") != (word == "bullish"):
                 found["Market-X"] = market.index
-        for value, word in re.findall(r"MACD histogram (-?[\d.]+) \((bullish|bearish)\)", market.content):
+        for value, word in re.findall(rf"MACD histogram ({_NUMBER}) \((bullish|bearish)\)", market.content):
             if (float(value) > 0) != (word == "bullish"):
                 found["Market-X"] = market.index
     news, tool = text_of.get("news_analyst"), _first(steps, lambda s: s.content.startswith("## ") and "News" in s.content
@@ -131,7 +132,7 @@ def trading_faults(steps: Sequence[Step]) -> dict[str, int | None]:
     cautious = all(r is not None and not any(b in r.content for b in bold) for r in risk)
     if rating and cautious and rating.group(1) == "Buy":
         found["RiskMgr-X"] = final.index  # type: ignore[union-attr]
-    elif rating and rated and action:
+    elif rating and rated and action and rated.group(1) in RATINGS and action.group(1).capitalize() in RATINGS:
         proposed = action.group(1).capitalize()
         expected = rated.group(1) if _direction(proposed) == _direction(rated.group(1)) else proposed
         reversed_ = RATINGS[4 - RATINGS.index(expected)]
@@ -144,7 +145,10 @@ def trading_faults(steps: Sequence[Step]) -> dict[str, int | None]:
 CHECKERS: dict[str, Checker] = {"cortex": cortex_faults, "trading": trading_faults}
 
 
-def answer(t: Trajectory, checker: Checker, components: dict[str, str]) -> tuple[tuple[str, ...], tuple[int, str] | None]:
+Answer = tuple[tuple[str, ...], tuple[int, str] | None]
+
+
+def answer(t: Trajectory, checker: Checker, components: dict[str, str]) -> Answer:
     """The checker's faulty components (in the spec's order) and step+agent; ``components`` maps
     each fault id to its component."""
     found = checker(t.steps)
@@ -154,7 +158,7 @@ def answer(t: Trajectory, checker: Checker, components: dict[str, str]) -> tuple
             (steps[0], t.steps[steps[0]].agent) if steps else None)
 
 
-def control_answers(records: Sequence[Trajectory]) -> list[tuple[tuple[str, ...], tuple[int, str] | None]] | None:
+def control_answers(records: Sequence[Trajectory]) -> list[Answer] | None:
     """:func:`answer` for every record, by its system's checker (None when the records are not all
     of one system with a checker)."""
     from simulators.registry import systems

@@ -182,3 +182,17 @@ def test_the_card_of_a_generated_folder_holds_its_recomputed_validity_section(tm
     figures = audit(records)
     assert validity_section(figures) in (out / "README.md").read_text(encoding="utf-8")
     assert figures["sessions"] == 60 and figures["positive_control"]["exact_vector"]["n"] == 60
+
+
+HOSTILE = ["**Rating**: Maybe\nRecommendation: Soon", "FINAL TRANSACTION PROPOSAL: **PERHAPS** Recommendation: Buy",
+           "MACD histogram 1.2.3 (bullish); close 5 is 1.2.3% above SMA50 4 (bearish)", "GMFCS V; Plan 4; Stop rules:",
+           "ALERT t=00:05: HR 1e9", "(1) Nowhere: an invented figure. (2) x", "", "- headline (a) (b)\n### x (source: y)"]
+
+
+@pytest.mark.parametrize("key", sorted(CHECKERS))
+def test_the_checkers_never_raise_on_text_a_model_may_write(key: str) -> None:
+    """Model mode exports through the same card: any text gives an answer, never an exception."""
+    safe, _ = generate_records(systems()[key], 1, 7, safe_share=1.0)
+    for n, text in enumerate(HOSTILE):
+        steps = [s.model_copy(update={"content": HOSTILE[(n + s.index) % len(HOSTILE)]}) for s in safe[0].steps]
+        assert isinstance(CHECKERS[key](steps), dict)
