@@ -77,3 +77,43 @@ def test_gpt_4o_cells_are_filled_from_a_run_on_the_fake_openai_server(tmp_path: 
     top = report[report.index("## Reproduction summary"):report.index("## Logs")]
     assert summary.split("\n", 1)[1].strip().splitlines()[2] in top  # the report opens with the same lines
     assert "### Who&When" in report[report.index("## Published numbers beside ours"):]
+
+
+def test_real_runs_of_another_configuration_are_not_laid_beside_the_papers_cells(tmp_path: Path) -> None:
+    """Read back from real logs (in-process runs): three Hand-Crafted logs relabelled silver, as
+    ``blame label`` writes them, run through the trajectories task (their records keep the source
+    ``who_and_when/hand_crafted``), are not the paper's data; the who_and_when run of the same logs
+    is another model beside the GPT-4o cells and partial (3 of 58) beside a cell that names no model.
+    (Inspect's ``mockllm`` counts tokens with tiktoken, which downloads its encoding, so the test
+    provider rule is checked on frames in test_published.py.)"""
+    from inspect_ai import eval as inspect_eval
+
+    from blame.schema import LabelProvenance
+    from blame.trajectory_folder import write_trajectories
+    from blame.who_and_when import load_who_and_when
+    from solvers.all_at_once import all_at_once
+    from tasks.trajectories import trajectories
+    from tasks.who_and_when import who_and_when
+
+    silver = LabelProvenance(source="silver", model="openai/gpt-4o", method="propose_verify")
+    relabelled = [t.model_copy(update={"label": t.label.model_copy(update={"provenance": silver})})
+                  for t in load_who_and_when(None, "hand_crafted")[:LIMIT]]
+    folder = write_trajectories(relabelled, tmp_path / "silver", "Silver HC", "Hand-Crafted logs, silver labels.")
+    common = {"solver": all_at_once(), "display": "none", "log_dir": str(tmp_path / "logs")}
+    inspect_eval(trajectories(data_dir=str(folder), with_reference_answer=True), model="offline/first", **common)
+    inspect_eval(who_and_when(subset="hand_crafted", with_reference_answer=True), model="offline/first", limit=LIMIT, **common)
+
+    logs = read_logs(tmp_path / "logs", progress=None, warn=lambda message: None)
+    frame = logs.samples.set_index("task")
+    assert set(frame.loc["trajectories", "label_source"]) == {"silver"}
+    assert set(frame.loc["trajectories", "benchmark"]) == {"who_and_when/hand_crafted"}
+    table = reproduction_table(logs.samples, logs.votes).set_index("cell")
+    assert table.loc["ww-t1-aao-hc-gt-agent", "matched"] == CONTEXT["other_model"]
+    unnamed = table.loc["a2p-aao-hc-step"]  # the silver run is left out, the who_and_when run is partial
+    assert unnamed["matched"] == PARTIAL and unnamed["n_cases"] == LIMIT and unnamed["paper_cases"] == 58
+    assert unnamed["config"] == logs.samples.loc[logs.samples["task"] == "who_and_when", "config"].iloc[0]
+
+    silver_only = reproduction_table(logs.samples[logs.samples["task"] == "trajectories"]).set_index("cell")
+    for cell in ("ww-t1-aao-hc-gt-agent", "a2p-aao-hc-step"):
+        assert silver_only.loc[cell, "matched"] == CONTEXT["other_task"]
+        assert silver_only.loc[cell, "why"] == "ran the trajectories task, not who_and_when on the paper's data"
