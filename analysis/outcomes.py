@@ -42,12 +42,16 @@ class OutcomeError(ValueError):
 
 
 def parse_metric_args(values: Iterable[str]) -> dict[str, str]:
-    """``["who_and_when=attribution.step", ...]`` -> ``{"who_and_when": "attribution.step"}``."""
+    """``["who_and_when=attribution.step", ...]`` -> ``{"who_and_when": "attribution.step"}``; one
+    benchmark given two different keys is an :class:`OutcomeError` (never one of them silently)."""
     out: dict[str, str] = {}
     for value in values:
         benchmark, sep, key = value.partition("=")
         if not sep or not benchmark or "." not in key:
             raise OutcomeError(f"--metric {short(value)!r}: expected BENCHMARK=SCORER.KEY, e.g. who_and_when=attribution.agent")
+        if out.get(benchmark, key) != key:
+            raise OutcomeError(f"--metric {short(benchmark)}=... given twice ({short(out[benchmark])} and {short(key)}): "
+                               "give one outcome per benchmark")
         out[benchmark] = key
     return out
 

@@ -92,7 +92,6 @@ own dimension, lowest hazard index wins a tie, one dimension per agent with tool
 from __future__ import annotations
 
 import inspect
-import logging
 from typing import Any, Literal, get_args
 
 from inspect_ai.log import transcript
@@ -106,7 +105,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
-from blame.arguments import as_bool, as_choice, as_float, as_int, refuse_unknown
+from blame.arguments import ArgumentError, as_bool, as_choice, as_float, as_int, refuse_unknown
 from blame.render import (
     RenderBudget,
     component_label,
@@ -144,8 +143,6 @@ from solvers._persona_answers import (
     vote_schema,
 )
 from solvers._roles import role_model
-
-logger = logging.getLogger(__name__)
 
 Mode = Literal["C0", "C1", "C2", "C3"]
 PersonaView = Literal["own", "full", "reference"]
@@ -459,17 +456,17 @@ def _aggregate(session: _Session, state: TaskState, rules: dict[str, Any]) -> No
     transcript().info({"scores": attribution.scores, "top": top, "faulty": attribution.faulty}, source="poirot")
 
 
-def preset_override_note(preset: str, given: dict[str, Any]) -> str | None:
-    """What ``preset`` replaces: one line naming each option given a value other than its default
-    that the preset sets to another value (an option left at its default is not reported: the
-    factory cannot tell it from one given explicitly), or None when nothing is replaced."""
+def preset_conflict(preset: str, given: dict[str, Any]) -> str | None:
+    """Why ``given`` cannot go with ``preset``: one line naming each option given a value other
+    than its default that the preset fixes to another value, or None. (An option left at its
+    default cannot be told from one given explicitly: the preset sets it.)"""
     defaults = {name: parameter.default for name, parameter in inspect.signature(poirot).parameters.items()}
     fixed = PRESETS[preset]
-    changed = [f"{name}={value} -> {fixed[name]}" for name, value in given.items()
-               if value != defaults[name] and value != fixed[name]]  # fmt: skip
+    changed = [f"{name}={value}" for name, value in given.items() if value != defaults[name] and value != fixed[name]]
     if not changed:
         return None
-    return f"POIROT preset={preset} overrides {', '.join(changed)} (the preset fixes {', '.join(fixed)})."
+    return (f"POIROT preset={preset} fixes {', '.join(f'{name}={fixed[name]}' for name in fixed)}: drop "
+            f"{', '.join(changed)} or the preset.")
 
 
 @solver
@@ -512,23 +509,22 @@ def poirot(
         weight_decimals: round each vote weight to this many decimals, sum in voter-id order and
             break ties only on exact equality, as the reference does with 4 (default None: exact).
         preset: ``"paper"``, the POIROT paper's Table 1 setting (``PRESETS``; BENCHMARK.md): it
-            overrides mode, persona_view, weighting, beta, weight_decimals, top_k_from_label
-            and max_faulty (a console warning and an info event in each sample name every option
-            given another value that it replaced), and is LABEL-INFORMED.
+            fixes mode, persona_view, weighting, beta, weight_decimals, top_k_from_label and
+            max_faulty (one of them given another value than its default and the preset's is
+            refused in one line, :func:`preset_conflict`), and is LABEL-INFORMED.
         structured_output: send JSON schemas as the response format.
         max_step_chars, max_log_chars, max_prompt_chars: render budgets (``blame.render``).
         max_report_chars: cut for each report, question and answer quoted into a prompt.
     """
     refuse_unknown(poirot, kwargs)
-    override_note = None
     if preset is not None:
         preset = as_choice("preset", preset, sorted(PRESETS))
         fixed = PRESETS[preset]
         given = {"mode": mode, "persona_view": persona_view, "weighting": weighting, "beta": beta,
                  "weight_decimals": weight_decimals, "top_k_from_label": top_k_from_label, "max_faulty": max_faulty}  # fmt: skip
-        override_note = preset_override_note(preset, given)
-        if override_note:
-            logger.warning(override_note)
+        conflict = preset_conflict(preset, given)
+        if conflict:
+            raise ArgumentError(conflict)
         mode, persona_view, weighting, beta = fixed["mode"], fixed["persona_view"], fixed["weighting"], fixed["beta"]
         weight_decimals, top_k_from_label, max_faulty = fixed["weight_decimals"], fixed["top_k_from_label"], fixed["max_faulty"]
     top_k_from_label = as_bool("top_k_from_label", top_k_from_label)
@@ -553,8 +549,6 @@ def poirot(
     }  # fmt: skip
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        if override_note:
-            transcript().info(override_note, source="poirot")
         trajectory = model_view_from_state(state)
         attribution = Attribution(method="poirot", settings=dict(settings))
         personas = [c.id for c in trajectory.system.agents]

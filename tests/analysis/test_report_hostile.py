@@ -95,3 +95,17 @@ def test_shell_word_is_one_line_and_bash_reads_it_back(text: str, word: str) -> 
 def test_one_line_escapes_every_line_break() -> None:
     assert one_line("a\nb\rc\u2028d\x85e\x1cf") == "a\\nb\\rc\\u2028d\\x85e\\x1cf"
     assert len(one_line("".join(chr(c) for c in range(0x3000))).splitlines()) == 1
+
+
+def test_a_benchmark_given_two_outcomes_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--metric`` twice for one benchmark used to keep one of them without a word; the same
+    outcome twice is no conflict."""
+    from analysis.outcomes import parse_metric_args
+    from blame_bench.cli import main
+
+    argv = ["report", str(tmp_path), "--out", str(tmp_path / "out"),
+            "--metric", "blame/cortex=vector.exact", "--metric", "blame/cortex=attribution.agent"]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == ("blame report: --metric blame/cortex=... given twice (vector.exact and "
+                                       "attribution.agent): give one outcome per benchmark\n")
+    assert parse_metric_args(["a=x.y", "a=x.y", "b=x.z"]) == {"a": "x.y", "b": "x.z"}

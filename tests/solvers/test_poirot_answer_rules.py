@@ -10,17 +10,17 @@ w = 0.75 - 2/15 = 0.61666.. (rounded 0.6167).
 from __future__ import annotations
 
 import json
-import logging
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
-from inspect_ai.event import InfoEvent, ModelEvent
+from inspect_ai.event import ModelEvent
 from test_poirot import Script, _plant, _run, _saved
 
 import providers.offline_model  # noqa: F401  (registers the offline/... provider)
+from blame.arguments import ArgumentError
 from blame.blame_cases import load_blame
 from blame.paths import BLAME, resolve_data_dir
 from blame.schema import Vote
@@ -124,7 +124,7 @@ def test_preset_paper(tmp_path: Any) -> None:
         "controller": '{"faulty": ["sensor", "controller"], "justification": "j"}',
         "checker": '{"faulty": ["planner"], "justification": "j"}',
     }
-    sample = _run(_plant(), Script(votes=votes).model(), tmp_path, preset="paper", weighting="uniform")
+    sample = _run(_plant(), Script(votes=votes).model(), tmp_path, preset="paper")
     attribution = _saved(sample)
     expected = {"preset": "paper", "weighting": "proximity", "weight_decimals": 4, "mode": "C3",
                 "persona_view": "reference", "top_k_from_label": True}
@@ -140,20 +140,16 @@ def test_preset_paper(tmp_path: Any) -> None:
             assert whole_log not in persona_turn
 
 
-def test_preset_says_which_options_it_overrides(tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
-    """``-S preset=paper -S mode=C0`` runs C3: a console warning (when the solver is built) and an
-    info event in every sample name each option the preset replaced; none when nothing conflicts."""
-    with caplog.at_level(logging.WARNING, logger="solvers.poirot"):
-        sample = _run(_plant(), Script().model(), tmp_path, preset="paper", mode="C0", weighting="uniform")
-    [warning] = [r.getMessage() for r in caplog.records if r.name == "solvers.poirot"]
-    infos = [str(e.data) for e in sample.events if isinstance(e, InfoEvent) and "preset" in str(e.data)]
-    for text in (warning, *infos):
-        assert "preset=paper" in text and "mode=C0 -> C3" in text and "weighting=uniform -> proximity" in text, text
-    assert len(infos) == 1 and _saved(sample).settings["mode"] == "C3"
-    caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="solvers.poirot"):
-        poirot(preset="paper", mode="C3")
-    assert not caplog.records
+def test_preset_refuses_the_options_it_would_override() -> None:
+    """``-S preset=paper -S mode=C0`` used to run C3 (a warning that ``--display none`` hid): an
+    option the preset fixes, given another value than its default and the preset's, is refused in
+    one line naming each; the preset's own value or the default goes through."""
+    with pytest.raises(ArgumentError) as caught:
+        poirot(preset="paper", mode="C0", weighting="uniform")
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith("POIROT preset=paper fixes mode=C3, persona_view=reference,")
+    assert message.endswith(": drop mode=C0, weighting=uniform or the preset.")
+    poirot(preset="paper", mode="C3", persona_view="own")  # the preset's value; the default
 
 
 @pytest.mark.parametrize("options", [{"preset": "table1"}, {"max_faulty": 0}, {"max_faulty": True}, {"weight_decimals": -1}])
