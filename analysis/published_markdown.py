@@ -73,7 +73,7 @@ def _published(row: pd.Series) -> str:
 
 def _inside(row: pd.Series) -> str:
     if row["matched"] == PARTIAL:
-        return "no verdict (partial)"
+        return "partial"
     return DASH if row["inside"] is None else "inside" if row["inside"] else "outside"
 
 
