@@ -92,6 +92,7 @@ from analysis.tables import (
     who_and_when_markdown,
     who_and_when_table,
 )
+from analysis.unlabelled import unscored, write_unlabelled_report
 from analysis.views import auditing_table, log_length, per_dimension_table, step_tolerance, views_markdown
 
 __all__ = ["GENERATOR", "PACKAGES", "ReportError", "ReportResult", "run_report"]
@@ -201,6 +202,13 @@ def run_report(
         raise ReportError(str(e)) from e
     used = [r for r in logset.logs if r.used]
     notes.extend(logset.warnings)
+    paths = [Path(log_dir) / r.path for r in used]
+    if unscored(paths):  # runs without labels: each run's attributions and their agreement (analysis.unlabelled)
+        with _writing(out_dir):
+            _prepare_out(out_dir)
+            files = write_unlabelled_report(paths, out_dir)
+        return ReportResult(out_dir, sorted(p.relative_to(out_dir).as_posix() for p in files), notes, len(used),
+                            len(logset.logs) - len(used))
     try:
         samples, outcomes = choose_outcomes(logset.samples, metrics or {})
     except OutcomeError as e:

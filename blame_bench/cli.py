@@ -6,6 +6,7 @@
     blame power [LOG_DIR]               the smallest gain Table 1's test detects (analysis.power);
                                         --m1: the power of M1's protocol x quartile test
     blame data export NAME --out DIR    a dataset as a trajectory folder (blame_bench.label)
+    blame data import FORMAT PATH --out DIR   your own runs as a trajectory folder (blame_bench.importing)
     blame label DATA --model M --out DIR   silver labels for failed runs (blame_bench.label)
     blame sweep RECIPE --model M        every run one published table needs, then its report (blame_bench.sweep)
     blame check LOG_DIR                 every eval log's status; exit 1 unless all succeeded (blame_bench.log_status)
@@ -21,7 +22,7 @@ from functools import partial
 from pathlib import Path
 
 from blame.errors import DatasetNotFoundError
-from blame_bench import generate, label, log_status, sweep
+from blame_bench import generate, importing, label, log_status, sweep
 
 
 def _loaders() -> dict[str, list[tuple[str, Callable[[Path], list]]]]:
@@ -229,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="with --m1: the simulations' seed (default analysis.significance.SEED)")
     power.set_defaults(run=_power)
     label.add_parsers(commands, data_commands, _loaders)
+    importing.add_parser(data_commands)
     sweep.add_parser(commands)
     log_status.add_parser(commands)
     generate.add_parser(commands)
