@@ -236,24 +236,17 @@ class Trajectory(_Model):
 
     @model_validator(mode="after")
     def _check(self) -> Trajectory:
+        if not self.system.components:
+            raise ValueError(f"system.components is empty ({self.system.name!r}): a system has at least one component")
         ids = set(self.system.ids)
         for position, step in enumerate(self.steps):
             if step.index != position:
                 raise ValueError(f"steps[{position}].index is {step.index}, expected {position}")
             if step.agent not in ids and not (step.agent == SYSTEM_SPEAKER and step.kind == "system"):
                 raise ValueError(f"steps[{position}].agent {step.agent!r} is not a component of {self.system.name}")
-        if self.label is not None:
-            unknown = set(self.label.faulty) - ids
-            if unknown:
-                raise ValueError(f"label.faulty names unknown components {sorted(unknown)}")
-            if self.label.step is not None and not 0 <= self.label.step < len(self.steps):
-                raise ValueError(f"label.step {self.label.step} is outside the log (0..{len(self.steps) - 1})")
-            if self.label.agent is not None and self.label.agent not in ids:
-                raise ValueError(f"label.agent {self.label.agent!r} is not a component")
-            for i, failure in enumerate(self.label.failures):
-                if failure.step >= len(self.steps) or failure.agent not in ids:
-                    raise ValueError(f"label.failures[{i}] names step {failure.step} or agent {failure.agent!r} "
-                                     "outside the log")
+        problem = None if self.label is None else label_problem(self.label, self.system, len(self.steps), self.label_kind)
+        if problem:
+            raise ValueError(problem)
         return self
 
     @property
@@ -296,6 +289,59 @@ class Trajectory(_Model):
             links = [link for link in self.system.links if hidden not in (link.source, link.target)]
             update["system"] = self.system.model_copy(update={"components": components, "links": links})
         return self.model_copy(update=update)
+
+
+STEP_HOLDER_KINDS: tuple[str, ...] = ("agent", "software", "human")
+"""Component kinds a step label or a listed failure may blame. A hardware component is never
+blamed for a step: its faults are hazard-vector faults only (BLAME, the simulators)."""
+
+
+def label_problem(label: FaultLabel, system: SystemSpec, n_steps: int, label_kind: LabelKind) -> str | None:
+    """Why ``label`` is inconsistent with itself or its system (a message naming the field), else
+    None: the one rule every label meets, whichever loader made it and however a task scores it.
+
+    - ``faulty``: at least one component (a run with no fault has no label), each a component of
+      ``system``, none repeated;
+    - ``step`` and ``agent``: both or neither (a ``step`` label needs both); the step inside the
+      log; the agent one of ``faulty`` and of a kind in :data:`STEP_HOLDER_KINDS`;
+    - ``failures``: each step inside the log and each agent a component of such a kind; under a
+      ``vector`` label one of ``faulty`` (a ``step`` label's ``faulty`` is its root cause alone,
+      and its listed failures may blame other agents: AgentRx);
+    - ``fault_names``: each non-blank and on one line.
+    """
+    ids = set(system.ids)
+    unknown = set(label.faulty) - ids
+    if unknown:
+        return f"label.faulty names unknown components {sorted(unknown)}"
+    if not label.faulty:
+        return "label.faulty is empty: a label names at least one faulty component (a run with no fault has no label)"
+    if len(set(label.faulty)) != len(label.faulty):
+        return f"label.faulty repeats a component: {label.faulty}"
+    if label.step is not None and not 0 <= label.step < n_steps:
+        return f"label.step {label.step} is outside the log (0..{n_steps - 1})"
+    if label.agent is not None and label.agent not in ids:
+        return f"label.agent {label.agent!r} is not a component"
+    if (label.step is None) != (label.agent is None) or (label_kind == "step" and label.step is None):
+        return (f"label: step {label.step} and agent {label.agent!r}: a label gives both or neither (a step label "
+                "needs both step and agent)")
+    if label.agent is not None and label.agent not in label.faulty:
+        return f"label.agent {label.agent!r} is not in label.faulty {label.faulty}"
+    blamed = [("label.agent", label.agent)] if label.agent is not None else []
+    for i, failure in enumerate(label.failures):
+        if failure.step >= n_steps or failure.agent not in ids:
+            return f"label.failures[{i}] names step {failure.step} or agent {failure.agent!r} outside the log"
+        if label_kind == "vector" and failure.agent not in label.faulty:
+            return f"label.failures[{i}].agent {failure.agent!r} is not in label.faulty {label.faulty}"
+        blamed.append((f"label.failures[{i}].agent", failure.agent))
+    for where, component in blamed:
+        kind = system.component(component).kind
+        if kind not in STEP_HOLDER_KINDS:
+            return (f"{where} {component!r} is a {kind} component: only a component of kind "
+                    f"{', '.join(STEP_HOLDER_KINDS)} is blamed for a step")
+    for i, name in enumerate(label.fault_names):
+        if not name.strip() or name.splitlines() != [name]:
+            return f"label.fault_names[{i}] {name!r}: a fault name is non-blank and on one line"
+    return None
 
 
 class PhaseUsage(_Model):

@@ -31,6 +31,7 @@ from __future__ import annotations
 import errno
 import json
 import math
+import re
 import shutil
 import uuid
 from collections import Counter
@@ -276,8 +277,12 @@ def _record(path: Path, row: int, values: dict[str, Any], column: str, model: ty
 
 
 def _where(row: int, error: ValidationError) -> str:
-    """``.<location> (row N)`` of the first error (`` (row N)`` for the record as a whole)."""
-    location = ".".join(str(part) for part in error.errors()[0]["loc"])
+    """``.<location> (row N)`` of the first error; for a check of the record as a whole, the field
+    its message opens with (``label.agent ...``: ``.label.agent (row N)``), else `` (row N)``."""
+    first = error.errors()[0]
+    location = ".".join(str(part) for part in first["loc"])
+    named = re.match(r"Value error, ((?:label|steps|system)[\w.\[\]]*)[ :]", first["msg"]) if not location else None
+    location = named.group(1) if named else location
     return f"{'.' + location if location else ''} (row {row})"
 
 
@@ -313,20 +318,36 @@ def meta_contradiction(trajectory: Trajectory, computed: dict[str, Scalar]) -> t
     return None
 
 
+MAX_ID_BYTES = 65_535 - len("samples/_epoch_999999.json")
+"""The longest record id, in UTF-8 bytes, that Inspect can store: each sample is a zip entry
+``samples/<id>_epoch_<n>.json``, and a zip entry name holds at most 65,535 bytes (epochs up to
+999,999). A longer id would lose every sample after its model calls."""
+
+
+def id_problem(trajectory_id: str) -> str | None:
+    """Why ``trajectory_id`` cannot be a sample id (blank, or over :data:`MAX_ID_BYTES`), else None."""
+    if not trajectory_id.strip():
+        return f"{json.dumps(trajectory_id)}: an id needs a non-blank character"
+    size = len(trajectory_id.encode("utf-8", "surrogatepass"))
+    if size > MAX_ID_BYTES:
+        return (f"{size:,} bytes in UTF-8: over the {MAX_ID_BYTES:,} an Inspect sample id may have (its log entry "
+                f"samples/<id>_epoch_<n>.json is a zip entry name, at most 65,535 bytes)")
+    return None
+
+
 def record_problem(trajectory: Trajectory) -> tuple[str, str] | None:
-    """(field, problem) for a record the dataset loaders would never make, else None: a blank id,
-    no steps, a step label without its step and agent (or ``faulty`` other than ``[agent]``), a
-    ``meta`` holding NaN or an infinity, or a
-    ``meta[LABEL_ONLY_KEY]`` (the component hidden from models) that is not a component or that
-    speaks in the log."""
+    """(field, problem) for a record the dataset loaders would never make, else None: an id that
+    cannot be a sample id (:func:`id_problem`), no steps, a step label whose ``faulty`` is other
+    than ``[agent]``, a ``meta`` holding NaN or an infinity, or a ``meta[LABEL_ONLY_KEY]`` (the
+    component hidden from models) that is not a component or that speaks in the log. (Every label
+    also meets ``blame.schema.label_problem``, checked when the record is read.)"""
     label = trajectory.label
-    if not trajectory.id.strip():
-        return "id", f"{json.dumps(trajectory.id)}: an id needs a non-blank character"
+    problem = id_problem(trajectory.id)
+    if problem:
+        return "id", problem
     if not trajectory.steps:
         return "steps", "empty log: no steps"
     if label is not None and trajectory.label_kind == "step":
-        if label.step is None or label.agent is None:
-            return "label", "a step label needs both step and agent (they are null)"
         if label.faulty != [label.agent]:
             return "label.faulty", f"{json.dumps(label.faulty)}: a step label's faulty is [agent] ({json.dumps([label.agent])})"
     for key, value in trajectory.meta.items():

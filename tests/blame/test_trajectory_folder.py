@@ -153,7 +153,7 @@ HOSTILE = {
                          "valid integer"),
     "missing field": (_edit_record(lambda r: r.pop("system")), "trajectory.system (row 0)", "Field required"),
     "unknown field": (_edit_record(lambda r: r.update(secret=1)), "trajectory.secret (row 0)", "Extra inputs"),
-    "label outside the log": (_edit_record(lambda r: r["label"].update(step=10_000)), "trajectory (row 0)",
+    "label outside the log": (_edit_record(lambda r: r["label"].update(step=10_000)), "trajectory.label.step (row 0)",
                               "outside the log"),
     "copy disagrees": (_set("label_source", "silver"), "label_source", 'row 0: "silver" but the record\'s is "human"'),
     "repeated id": (_second_file_repeats, "id", "repeats a row of"),
