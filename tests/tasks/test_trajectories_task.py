@@ -3,6 +3,7 @@ silver labels are never mixed with human ones unless asked."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from blame.arguments import ArgumentError
 from blame.blame_cases import load_blame
 from blame.schema import LabelProvenance, Trajectory
 from blame.state import FRAMING_KEY, KNOWN_FAILURE, UNKNOWN_OUTCOME
-from blame.trajectory_folder import write_trajectories
+from blame.trajectory_folder import load_trajectory_folder, write_trajectories
 from tasks.trajectories import trajectories
 
 
@@ -61,10 +62,11 @@ def test_labelled_known_failures_are_framed_failed_and_scored_by_attribution(fol
     assert record["label_sources"] == {"human": 3} and record["unlabelled"] == 0 and len(record["files"]) == 1
 
 
-def test_any_unlabelled_record_frames_every_sample_neutrally_and_audits(folders: dict[str, Path]) -> None:
+def test_any_safe_run_frames_every_sample_neutrally_and_audits(folders: dict[str, Path]) -> None:
     task = trajectories(data_dir=str(folders["with_safe"]))
     assert {s.metadata[FRAMING_KEY] for s in task.dataset} == {UNKNOWN_OUTCOME}
     assert task.headline_metric.scorer == "auditing"
+    assert task.metadata["trajectory_folder"]["outcomes"] == {"failed": 3, "succeeded": 2}
     assert [s.metadata["label_source"] for s in task.dataset] == ["human"] * 3 + [None] * 2
 
 
@@ -85,3 +87,42 @@ def test_silver_and_human_labels_are_not_mixed_unless_asked(folders: dict[str, P
 def test_a_folder_holds_one_label_kind(folders: dict[str, Path]) -> None:
     with pytest.raises(ArgumentError, match=r"a folder of one label kind \(it holds step and vector\)"):
         trajectories(data_dir=str(folders["two_kinds"]))
+
+
+def test_failed_runs_without_labels_are_framed_failed_and_never_scored(folders: dict[str, Path], tmp_path: Path) -> None:
+    """Your own failed runs: methods are told they failed (as on Who&When), and nothing scores
+    them (no scorer, no headline) since they have no ground truth; one run of unknown outcome
+    among them makes the framing neutral."""
+    tau = load_agentrx(None, "tau_retail")[:3]
+    mine = [t.model_copy(update={"label": None, "meta": {}}) for t in tau]
+    write_trajectories(mine, tmp_path / "mine", "mine", "test folder")
+    task = trajectories(data_dir=str(tmp_path / "mine"))
+    assert task.metadata[FRAMING_KEY] == KNOWN_FAILURE and task.scorer == [] and task.headline_metric is None
+    assert task.metadata["trajectory_folder"]["unlabelled"] == 3
+    write_trajectories(mine[:2] + [mine[2].model_copy(update={"outcome": "unknown"})], tmp_path / "mixed", "m", "t")
+    assert trajectories(data_dir=str(tmp_path / "mixed")).metadata[FRAMING_KEY] == UNKNOWN_OUTCOME
+
+
+def test_a_folder_written_before_outcome_still_loads(folders: dict[str, Path], tmp_path: Path) -> None:
+    """The bool column ``outcome_known`` and the records' ``outcome_known`` field map: True ->
+    failed; False -> succeeded without a label (the old safe control), unknown with one."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    records = load_agentrx(None, "tau_retail")[:2] + load_agentrx(None, "tau_retail_safe")[:1]
+    old = []
+    for t in records:
+        record = json.loads(t.model_dump_json())
+        record["outcome_known"] = record.pop("outcome") == "failed"
+        old.append(record)
+    old[1]["outcome_known"] = False  # labelled, outcome not known: an AFTraj-style record
+    (tmp_path / "old" / "data").mkdir(parents=True)
+    table = pa.table({"id": [r["id"] for r in old], "source": [r["source"] for r in old],
+                      "label_kind": [r["label_kind"] for r in old],
+                      "label_source": ["human", "human", None], "outcome_known": [r["outcome_known"] for r in old],
+                      "trajectory": [json.dumps(r) for r in old]})
+    pq.write_table(table, tmp_path / "old" / "data" / "test-00000-of-00001.parquet")
+    loaded = load_trajectory_folder(tmp_path / "old")
+    assert [t.outcome for t in loaded] == ["failed", "unknown", "succeeded"] and loaded[2].safe
+    task = trajectories(data_dir=str(tmp_path / "old"))
+    assert task.metadata[FRAMING_KEY] == UNKNOWN_OUTCOME and task.headline_metric.scorer == "auditing"
