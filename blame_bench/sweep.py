@@ -339,7 +339,6 @@ def generated_data(systems: tuple[str, ...], sessions: int, seed: int, log_dir: 
     line on the first problem (a folder holding another generation or edited data, a failed
     generation), else None."""
     from blame.arguments import ArgumentError
-    from blame_bench.generate import progress
     from simulators import generate
     from simulators.dataset import GENERATOR_VERSION, default_pool, mix_pool
     from simulators.registry import systems as known
@@ -366,9 +365,11 @@ def generated_data(systems: tuple[str, ...], sessions: int, seed: int, log_dir: 
         print(f"==> generating {sessions} {system} sessions (seed {seed}, mix {mix}, safe share {safe_share}) into "
               f"{folder}", file=sys.stderr, flush=True)
         try:
-            generate(system, sessions, seed, folder, progress=progress, **options)
+            summary = generate(system, sessions, seed, folder, **options)
         except (ArgumentError, OSError, RuntimeError, ValueError) as error:
             return f"generating {folder}: {one_line(error)}"
+        print(f"==> generated {summary['sessions']} sessions ({summary['step_labels']} step labels, "
+              f"{summary['regenerations']} regenerations)", file=sys.stderr, flush=True)
     return None
 
 
