@@ -78,6 +78,21 @@ def test_step_scoring_audits_the_agent_fault_sessions_and_the_safe_runs(system: 
     assert record["score"] == "step" and record["left_out_no_step"] == len(records) - len(kept)
 
 
+def test_step_scoring_leaves_out_a_fault_that_decided_nothing_and_never_scores_it_as_safe(tmp_path: Path) -> None:
+    """Cons-X never makes a session fail: its sessions keep the vector bit, carry no step label,
+    and under score=step are left out and counted, neither unsafe nor safe runs."""
+    generate("trading", 20, 0, tmp_path / "quiet", faults=["Cons-X", "Trader-X"], safe_share=0.3)
+    records = load_trajectory_folder(tmp_path / "quiet")
+    quiet = [t for t in records if t.label is not None and t.label.step is None]
+    assert quiet and all(t.label.fault_names == ["Cons-X"] and t.outcome == "succeeded" for t in quiet)
+    assert all(t.label.step is not None and t.outcome == "failed" for t in records if t.label and t not in quiet)
+    task = trajectories(data_dir=str(tmp_path / "quiet"), score="step")
+    assert not {s.id for s in task.dataset} & {t.id for t in quiet}
+    assert task.metadata["trajectory_folder"]["left_out_no_step"] == len(quiet)
+    safe = [s.id for s in task.dataset if trajectory_from_metadata(s.metadata).label is None]
+    assert safe == [t.id for t in records if t.label is None]
+
+
 def test_vector_scoring_of_a_step_folder_scores_the_faulty_sets(folders) -> None:
     task = trajectories(data_dir=str(folders["step"]), score="vector")
     assert _names(task) == ["vector"]
