@@ -133,19 +133,21 @@ def one_line(text: object) -> str:
 
 def folder_problem(path: str | Path, option: str) -> str | None:
     """Why ``path`` (given as ``option``) cannot be a folder a command writes, as one line naming
-    it, or None: it is a file, a path under a file, or a place where no folder can be made (tried
-    with a folder made and removed at once in the deepest existing ancestor, e.g. ``/proc``)."""
+    it, or None: a NUL byte in it, a name longer than the file system allows, a file, a path under
+    a file, or a place where no folder can be made (tried with a folder made and removed at once
+    in the deepest existing ancestor, e.g. ``/proc``)."""
     import tempfile
 
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        return f"{option} {path}: is a file, not a folder; give a folder"
-    ancestor = path
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        return f"{option} {path}: {ancestor} is a file, not a folder; give a folder"
+    if "\0" in str(path):
+        return f"{option} {str(path)!r}: a path cannot hold a NUL byte; give another"
+    path = ancestor = Path(path)
     try:
+        if path.exists() and not path.is_dir():
+            return f"{option} {path}: is a file, not a folder; give a folder"
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            return f"{option} {path}: {ancestor} is a file, not a folder; give a folder"
         Path(tempfile.mkdtemp(prefix=".blame-write-check-", dir=ancestor)).rmdir()
     except OSError as error:
         return f"{option} {path}: cannot make a folder in {ancestor} ({error.strerror or error}); give another"

@@ -2,63 +2,170 @@
 faults, replays clean twins and exports labelled trajectory folders (``docs/simulators.md``).
 
 ``generate(system, sessions, seed, out, ...)`` is the entry point a command calls (template or
-model mode); ``systems()`` names the systems (``cortex``, ``trading``). Model mode is the Inspect
-task ``simulators/model_task.py``.
+model mode); ``systems()`` names the registered systems (``simulators.registry``). Model mode is
+the Inspect task ``simulators/model_task.py``.
 """
 
 from __future__ import annotations
 
+import inspect
+import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from inspect_ai import eval as inspect_eval
+from inspect_ai.model import GenerateConfig
+from pydantic import ValidationError
 
 from blame.arguments import as_choice, as_int, invalid_argument
 from simulators.registry import systems
 
-__all__ = ["generate", "systems"]
+__all__ = ["GenerationError", "generate", "systems"]
+
+STAGING_BYTES = len(".") + len(".partial-") + 12
+"""What ``blame.trajectory_folder.write_trajectories`` adds to the folder's name for the hidden
+sibling it writes first (``.<name>.partial-<12 hex digits>``)."""
+_SET_HERE = {"tasks", "model", "log_dir", "task_args"}
+_LEAST = {"max_retries": 0, "timeout": 1, "attempt_timeout": 1, "max_connections": 1}
+"""The smallest value of Inspect's retry, timeout and connection options."""
 
 
-def generate(system: str, sessions: int, seed: int, out: str | Path, faults: list[str] | None = None,
+class GenerationError(RuntimeError):
+    """A generation that ran but cannot give a folder (nothing kept, a run that did not succeed);
+    nothing is written."""
+
+
+def generate(system: str, sessions: int, seed: int, out: str | os.PathLike[str], faults: list[str] | None = None,
              max_faults: int = 1, safe_share: float = 0.25, decisive_only: bool = False,
              progress: Callable[[int, int], None] | None = None, mode: str = "template", model: str | None = None,
-             max_attempts: int = 2, log_dir: str | Path | None = None, **eval_args: Any) -> dict[str, Any]:
+             max_attempts: int = 2, log_dir: str | os.PathLike[str] | None = None, mix: str | None = None,
+             **eval_args: Any) -> dict[str, Any]:
     """Generate ``sessions`` labelled sessions of ``system`` into the new folder ``out``; returns
-    the summary the folder's card states. Bad arguments raise a one-line ``ArgumentError``
-    naming the argument and its valid values.
+    the summary the folder's card states.
 
-    ``mode="model"`` runs ``simulators.model_task.simulate`` through ``inspect_ai.eval`` with
-    ``model`` (and ``eval_args``: ``model_roles``, ``max_connections``, ``display``...), logs in
+    Every argument is checked before any work, as ``blame generate`` checks it: a bad one raises a
+    one-line ``ArgumentError`` naming it and its valid values. ``out`` is a path (str or
+    ``os.PathLike``) of a new or empty folder: not a symbolic link, no NUL byte, a name that fits
+    the file system with the hidden sibling the folder is first written as, under a folder where
+    one can be made. ``faults`` is None, a list of distinct fault ids or ids separated by commas;
+    ``decisive_only`` a bool; ``mix="blame"`` draws BLAME's fault sets
+    (``simulators.dataset.MIXES``; template mode, ``faults`` and ``max_faults`` left unset).
+
+    ``mode="model"`` runs ``simulators.model_task.simulate`` through ``inspect_ai.eval`` with one
+    ``model`` (and ``eval_args``, any of ``eval``'s options: ``model_roles``, ``model_args``,
+    ``max_connections``, ``max_retries``, ``timeout``, ``attempt_timeout``, ``display``...), logs in
     ``log_dir`` (Inspect's default when None), then exports the logs; each session gets at most
-    ``max_attempts`` attempts and a session with none kept is reported, not kept."""
+    ``max_attempts`` attempts and a session with none kept is reported, not kept. A run that did
+    not succeed, or that keeps no session, raises :class:`GenerationError` and writes nothing."""
     from simulators.dataset import check_arguments, export, generate_records
+    from simulators.model_task import fault_list, records_from_logs, simulate
 
     known = systems()
     if system not in known:
         raise invalid_argument("system", system, f"one of {', '.join(known)}")
     chosen = known[system]
     mode = as_choice("mode", mode, ["template", "model"])
-    check_arguments(chosen, sessions, seed, faults, max_faults, safe_share)
-    if mode == "model" and not (isinstance(model, str) and model):
-        raise invalid_argument("model", model, "a model name with mode=model (e.g. offline/random, vllm/...)")
-    if mode == "template" and (model is not None or eval_args):
-        raise invalid_argument("model" if model is not None else next(iter(eval_args)), model or "",
-                               "nothing in template mode (only with mode=model)")
-    target = Path(out)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise invalid_argument("out", str(out), "a new or empty folder")
+    faults = fault_list(faults)
+    check_arguments(chosen, sessions, seed, faults, max_faults, safe_share, decisive_only, mix)
+    if mix is not None and mode == "model":
+        raise invalid_argument("mix", mix, "None with mode=model (a mix is drawn in template mode only)")
+    if not isinstance(decisive_only, bool):
+        raise invalid_argument("decisive_only", decisive_only, "True or False")
+    if progress is not None and not callable(progress):
+        raise invalid_argument("progress", progress, "None or a function of (done, total)")
     if mode == "model":
-        from simulators.model_task import export_logs, simulate
-
-        max_attempts = as_int("max_attempts", max_attempts, 1, 1000)
-        task = simulate(system, sessions, seed, ",".join(faults) if faults else None, max_faults, safe_share,
-                        decisive_only, max_attempts)
-        logs = inspect_eval(task, model=model, log_dir=None if log_dir is None else str(log_dir), **eval_args)
-        summary = export_logs(logs, target)
-        if progress is not None:
-            progress(sessions, sessions)
+        _check_model_arguments(model, max_attempts, log_dir, eval_args)
+    elif model is not None or eval_args or log_dir is not None:
+        name, value = next((n, v) for n, v in [("model", model), ("log_dir", log_dir), *eval_args.items()]
+                           if v is not None or n in eval_args)
+        raise invalid_argument(name, value, "nothing in template mode (only with mode=model)")
+    target = _out_folder(out)
+    if mode == "template":
+        twins: list = []
+        records, summary = generate_records(chosen, sessions, seed, faults, max_faults, safe_share, decisive_only,
+                                            progress, twins, mix)
+        export(chosen, records, summary, target, twins)
         return summary
-    records, summary = generate_records(chosen, sessions, seed, faults, max_faults, safe_share, decisive_only, progress)
+    task = simulate(system, sessions, seed, ",".join(faults) if faults else None, max_faults, safe_share,
+                    decisive_only, max_attempts)
+    logs = inspect_eval(task, model=model, log_dir=None if log_dir is None else os.fspath(log_dir), **eval_args)
+    failed = next((log for log in logs if log.status != "success"), None)
+    if failed is not None:
+        why = failed.error.message.strip().splitlines()[0] if failed.error and failed.error.message.strip() else "no error given"
+        raise GenerationError(f"the generation run ended with status {failed.status} ({why}); nothing written "
+                              f"(log: {failed.location})")
+    records, summary = records_from_logs(logs)
+    if not records:
+        raise GenerationError(f"no session kept: all {summary['not_kept']} sessions failed their checks within "
+                              f"{max_attempts} attempts ({summary['regeneration_reasons'] or 'no attempt made'}); "
+                              f"nothing written (log: {logs[0].location})")
+    if progress is not None:
+        progress(sessions, sessions)
     export(chosen, records, summary, target)
     return summary
+
+
+def _check_model_arguments(model: Any, max_attempts: Any, log_dir: Any, eval_args: dict[str, Any]) -> None:
+    """One model, attempts in 1..1000, a log folder path, and options ``inspect_ai.eval`` takes."""
+    if not (isinstance(model, str) and model.strip()):
+        raise invalid_argument("model", model, "a model name with mode=model (e.g. offline/random, vllm/...)")
+    if "," in model:  # Inspect would run every model it names
+        raise invalid_argument("model", model, "one model (a generation is one model and one run: generate each "
+                               "model into its own folder)")
+    as_int("max_attempts", max_attempts, 1, 1000)
+    if log_dir is not None and not (isinstance(log_dir, str | os.PathLike) and "\0" not in os.fspath(log_dir)
+                                    and os.fspath(log_dir).strip()):
+        raise invalid_argument("log_dir", log_dir, "None or the path of a folder (no NUL byte)")
+    options = (set(inspect.signature(inspect_eval).parameters) | set(GenerateConfig.model_fields)) - _SET_HERE
+    unknown = sorted(set(eval_args) - options)
+    if unknown:
+        raise invalid_argument(unknown[0], eval_args[unknown[0]], "an option of inspect_ai.eval (e.g. max_retries, "
+                               "timeout, attempt_timeout, max_connections, model_args, model_roles, display)")
+    for name, least in _LEAST.items():
+        if eval_args.get(name) is not None:
+            as_int(name, eval_args[name], least)
+    try:
+        GenerateConfig(**{key: value for key, value in eval_args.items() if key in GenerateConfig.model_fields})
+    except ValidationError as error:
+        first = error.errors()[0]
+        name = ".".join(map(str, first["loc"]))
+        raise invalid_argument(name, eval_args.get(name, first.get("input")), f"a valid setting ({first['msg']})") from None
+
+
+def _out_folder(out: Any) -> Path:
+    """``out`` as the path of a folder a trajectory folder can be written to (see :func:`generate`)."""
+    if not isinstance(out, str | os.PathLike) or not isinstance(os.fspath(out), str) or not os.fspath(out).strip():
+        raise invalid_argument("out", out, "the path of a new or empty folder (a str or os.PathLike)")
+    if "\0" in os.fspath(out):
+        raise invalid_argument("out", out, "a path without NUL bytes")
+    path = Path(out)
+    ancestor = next((folder for folder in path.parents if _is_folder(folder)), None)
+    limit = os.pathconf(ancestor, "PC_NAME_MAX") if ancestor is not None else 255
+    name_bytes = len(os.fsencode(path.name))
+    if name_bytes + STAGING_BYTES > limit or any(len(os.fsencode(part)) > limit for part in path.parts):
+        raise invalid_argument("out", str(out), f"a folder name of at most {limit - STAGING_BYTES} bytes (its "
+                               f"hidden sibling adds {STAGING_BYTES}; this one has {name_bytes})")
+    try:
+        if path.is_symlink():
+            raise invalid_argument("out", str(out), f"a folder, not a symbolic link (this one points to "
+                                   f"{os.readlink(path)}); give the folder's own path")
+        if path.exists() and (not path.is_dir() or any(path.iterdir())):
+            raise invalid_argument("out", str(out), "a new or empty folder")
+        ancestor = path
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise invalid_argument("out", str(out), f"a path under a folder ({ancestor} is a file)")
+        Path(tempfile.mkdtemp(prefix=".blame-write-check-", dir=ancestor)).rmdir()
+    except OSError as error:
+        raise invalid_argument("out", str(out), f"a folder that can be written ({error.strerror or error})") from None
+    return path
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False

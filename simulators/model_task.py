@@ -10,14 +10,30 @@ each role (``--model-role doctor=...``, unbound roles use ``--model``; the coher
 ``judge``) and the logs in ``inspect view`` are Inspect's. Session ``i`` has the plan of template
 mode (``simulators.dataset.plan_session``); attempt ``a`` (up to ``max_attempts``) runs the clean
 twin, then the injected session replaying it, or, for a safe run, the twin and the coherence
-judge. The first attempt that passes template mode's checks (and has no unusable reply) is kept
-in the sample's store; the others' reasons are recorded. A session with no kept attempt is
-reported in the folder's card, never kept.
+judge. The first attempt that passes template mode's checks, has no unusable reply and whose text
+leaks nothing (:func:`leak`) is kept in the sample's store; the others' reasons are recorded. A
+session with no kept attempt is reported in the folder's card, never kept.
+
+A model may repeat its prompt, and a faulty role's prompt holds its fault's instruction: before
+an attempt is kept, every string a method would read of it (the record's model view) is
+normalised (NFKC, case folded, format characters such as zero-width spaces removed, dashes made
+``-``, whitespace collapsed) and must hold no fault id, no ``In this session:`` (the prompt's
+lead-in to the instructions), no word of :data:`LEAK_WORDS` and no run of
+:data:`INSTRUCTION_RUN` consecutive words of any fault's instruction. Content that carries out an
+instruction (a headline the fault is about) stays allowed.
+
+:func:`export_logs` reads successful logs only (a log that did not succeed is refused unless a
+newer log of its task succeeded, as after ``inspect eval-set`` retries); the summary states the
+requested count, and every requested session that is not kept, attempted or not, is listed with
+its reason.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +46,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from blame.arguments import as_bool, as_float, as_int, invalid_argument, refuse_unknown
 from blame.schema import Trajectory
-from simulators.engine import prepared_scenario
+from simulators.engine import System, prepared_scenario
 from simulators.dataset import (
     rejection,
     safe_rejection,
@@ -46,16 +62,75 @@ from simulators.registry import systems
 KEPT_KEY = "simulated_trajectory"
 ATTEMPTS_KEY = "simulated_attempts"
 JUDGE = "judge"
+LEAK_WORDS = ("inject", "error vector", "hazard vector", "ground truth", "label", "fault", "twin", "sabotage",
+              "decisive")
+"""Words that no text a method reads may begin a word with (what the template tests check)."""
+INSTRUCTION_RUN = 6
+"""Consecutive words of a fault's instruction that make a repetition of it."""
+_PROMPT_LEAD_IN = re.compile(r"\bin this session\s*:")
 
 
-def _faults_argument(faults: Any) -> list[str] | None:
+def fault_list(faults: Any) -> list[str] | None:
+    """``faults`` (None, ids separated by commas, or a list of ids) as a list of distinct ids; a
+    repeated id is refused, since it would silently weight the draw."""
     if faults is None:
         return None
     if isinstance(faults, str):
-        return [f.strip() for f in faults.split(",") if f.strip()]
-    if isinstance(faults, list | tuple) and all(isinstance(f, str) for f in faults):
-        return list(faults)
-    raise invalid_argument("faults", faults, "fault ids separated by commas")
+        ids = [f.strip() for f in faults.split(",") if f.strip()]
+    elif isinstance(faults, list | tuple) and all(isinstance(f, str) for f in faults):
+        ids = list(faults)
+    else:
+        raise invalid_argument("faults", faults, "fault ids separated by commas (or a list of fault ids)")
+    repeated = sorted({f for f in ids if ids.count(f) > 1})
+    if repeated:
+        raise invalid_argument("faults", ",".join(ids), f"each fault id once ({', '.join(repeated)} repeated)")
+    return ids
+
+
+def _normalised(text: str) -> str:
+    """NFKC, case folded, format characters dropped, dashes made ``-``, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    kept = ("-" if unicodedata.category(c) == "Pd" else c for c in text if unicodedata.category(c) != "Cf")
+    return " ".join("".join(kept).split())
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", text)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def leak(system: System, record: Trajectory) -> str | None:
+    """Why the text a method reads of ``record`` (its model view) gives a fault away, or None (see
+    the module docstring)."""
+    text = _normalised("\n".join(_strings(record.model_view().model_dump(mode="json"))))
+    words = _words(text)
+    joined = " ".join(words)
+    named = next((f for f in system.faults if re.search(rf"\b{re.escape(_normalised(f))}\b", text)), None)
+    if named is not None:
+        return f"model text gives the fault away (names {named})"
+    if _PROMPT_LEAD_IN.search(text):
+        return "model text gives the fault away (repeats 'In this session:')"
+    word = next((w for w in LEAK_WORDS if re.search(rf"\b{re.escape(w)}", joined)), None)
+    if word is not None:
+        return f"model text gives the fault away (the word {word!r})"
+    runs = {tuple(words[i:i + INSTRUCTION_RUN]) for i in range(len(words) - INSTRUCTION_RUN + 1)}
+    for fault in system.faults.values():
+        said = _words(_normalised(fault.instruction))
+        for i in range(len(said) - INSTRUCTION_RUN + 1):
+            if tuple(said[i:i + INSTRUCTION_RUN]) in runs:
+                return (f"model text gives the fault away ({INSTRUCTION_RUN} words of {fault.id}'s instruction: "
+                        f"{' '.join(said[i:i + INSTRUCTION_RUN])!r})")
+    return None
 
 
 async def _ask(request: TurnRequest) -> str:
@@ -101,12 +176,15 @@ def run_attempts(system: str, seed: int, max_attempts: int, decisive_only: bool)
                     calls += 1
                     problems = await _judge(run.session)  # type: ignore[union-attr]
                     reason = problems[0] if problems else None
-            attempts.append({"attempt": attempt, "seed": attempt_seed, "calls": calls, "kept": reason is None,
-                             "reason": reason})
+            kept = None
             if reason is None:
                 kept = trajectory_record(chosen_system, index, seed, attempt_seed, faults, run, twin.run if faults else None,
-                                   negative, {"model": str(state.model), "model_calls": calls,
-                                              "coherence": "judge" if not faults else None})
+                                         negative, {"model": str(state.model), "model_calls": calls,
+                                                    "coherence": "judge" if not faults else None})
+                reason = leak(chosen_system, kept)
+            attempts.append({"attempt": attempt, "seed": attempt_seed, "calls": calls, "kept": reason is None,
+                             "reason": reason})
+            if kept is not None and reason is None:
                 state.store.set(KEPT_KEY, kept.model_dump_json())
                 break
         state.store.set(ATTEMPTS_KEY, attempts)
@@ -140,7 +218,7 @@ def simulate(system: str = "cortex", sessions: int = 4, seed: int = 0, faults: s
     if system not in known:
         raise invalid_argument("system", system, f"one of {', '.join(known)}")
     chosen = known[system]
-    pool_ids = _faults_argument(faults)
+    pool_ids = fault_list(faults)
     check_arguments(chosen, sessions, seed, pool_ids, max_faults, safe_share)
     safe_share = as_float("safe_share", safe_share, 0, 1)
     decisive_only = as_bool("decisive_only", decisive_only)
@@ -153,29 +231,40 @@ def simulate(system: str = "cortex", sessions: int = 4, seed: int = 0, faults: s
             "index": i, "faults": [f.id for f in drawn], "hard_negative": negative.name if negative else None}))
     return Task(dataset=MemoryDataset(samples, name=f"simulate_{system}"),
                 solver=run_attempts(system, seed, max_attempts, decisive_only), scorer=session_checks(),
-                name=f"simulate_{system}", metadata={"system": system, "seed": seed, "max_faults": max_faults,
+                name=f"simulate_{system}", metadata={"system": system, "sessions": sessions, "seed": seed, "max_faults": max_faults,
                                                       "safe_share": safe_share, "decisive_only": decisive_only,
                                                       "max_attempts": max_attempts, "faults": pool_ids})
 
 
 def _logs(logs: str | Path | list[EvalLog]) -> list[EvalLog]:
-    """The generation logs: those ``eval`` returned, or every log of a folder made by :func:`simulate`."""
+    """The successful generation logs: of those ``eval`` returned, or of a folder's logs made by
+    :func:`simulate`. A log that did not succeed (an interrupted or failed run) is refused unless a
+    log of the same task (Inspect's task id, which ``eval-set`` retries keep) succeeded."""
     if not isinstance(logs, list):
         logs = [read_eval_log(info) for info in list_eval_logs(str(logs))]
-    return [log for log in logs if log.eval.task.startswith("simulate_") and "max_attempts" in (log.eval.metadata or {})]
+    found = [log for log in logs if log.eval.task.startswith("simulate_") and "max_attempts" in (log.eval.metadata or {})]
+    done = {log.eval.task_id for log in found if log.status == "success"}
+    failed = next((log for log in found if log.status != "success" and log.eval.task_id not in done), None)
+    if failed is not None:
+        why = f": {failed.error.message.strip().splitlines()[0][:200]}" if failed.error and failed.error.message.strip() else ""
+        raise invalid_argument("logs", str(failed.location), f"logs of runs that succeeded (this one has status "
+                               f"{failed.status}{why}; complete it with inspect eval-retry, then export)")
+    return [log for log in found if log.status == "success"]
 
 
 def records_from_logs(logs: str | Path | list[EvalLog]) -> tuple[list[Trajectory], dict[str, Any]]:
-    """The kept sessions of model-mode logs (a folder, or the logs ``eval`` returned) and the
-    summary the folder's card states; a session kept in any log counts once."""
+    """The kept sessions of model-mode logs (a folder, or the logs ``eval`` returned; see
+    :func:`_logs`) and the summary the folder's card states: a session kept in any log counts once,
+    and every requested session not kept is listed with its reason (``not attempted`` when no log
+    holds it)."""
     read = _logs(logs)
     if not read:
         raise invalid_argument("logs", str(logs), "model-mode generation logs (inspect eval simulators/model_task.py)")
-    meta = read[0].eval.metadata or {}
-    other = next((log for log in read if log.eval.metadata != meta), None)
+    meta, model = read[0].eval.metadata or {}, read[0].eval.model
+    other = next((log for log in read if log.eval.metadata != meta or log.eval.model != model), None)
     if other is not None:
         raise invalid_argument("logs", str(other.location), f"logs of one generation (these differ from "
-                               f"{read[0].location}: {other.eval.metadata} against {meta})")
+                               f"{read[0].location}: {other.eval.model} {other.eval.metadata} against {model} {meta})")
     system = systems()[meta["system"]]
     kept: dict[str, Trajectory] = {}
     attempts: dict[str, list[dict[str, Any]]] = {}
@@ -194,12 +283,13 @@ def records_from_logs(logs: str | Path | list[EvalLog]) -> tuple[list[Trajectory
     records = [kept[sid] for sid in sorted(kept)]
     reasons: Counter[str] = Counter(a["reason"].split(" (")[0] for sid in attempts for a in attempts[sid]
                                     if not a["kept"])
-    not_kept = {sid: (attempts[sid][-1]["reason"] if attempts.get(sid) else errored.get(sid, "no attempt"))
-                for sid in sorted(set(attempts) | set(errored)) if sid not in kept}
+    requested = [f"{meta['system']}-{meta['seed']}-{i:05d}" for i in range(meta.get("sessions", 0))]
+    not_kept = {sid: (attempts[sid][-1]["reason"] if attempts.get(sid) else errored.get(sid, "not attempted"))
+                for sid in sorted({*requested, *attempts, *errored}) if sid not in kept}
     summary = summary_of(system, meta["seed"], records, reasons, 0, meta["max_faults"], meta["safe_share"],
-                       meta["decisive_only"], mode="model", model=read[0].eval.model)
-    summary.update(max_attempts=meta["max_attempts"], not_kept=len(not_kept), not_kept_sessions=not_kept,
-                   model_calls=sum(a["calls"] for sid in attempts for a in attempts[sid]))
+                         meta["decisive_only"], mode="model", model=model)
+    summary.update(requested=len(requested) or None, max_attempts=meta["max_attempts"], not_kept=len(not_kept),
+                   not_kept_sessions=not_kept, model_calls=sum(a["calls"] for sid in attempts for a in attempts[sid]))
     return records, summary
 
 

@@ -21,9 +21,9 @@ from blame.arguments import ArgumentError
 from blame.trajectory_folder import load_trajectory_folder
 from simulators import generate, systems
 from simulators.engine import System, TemplateBackend, first_difference, prepared_scenario, run_session
-from simulators.dataset import rejection, generate_records
+from simulators.dataset import generate_records, rejection, trajectory_record
 from simulators.model_mode import TurnRequest, judge_problems, run_model_session
-from simulators.model_task import ATTEMPTS_KEY, export_logs, simulate
+from simulators.model_task import ATTEMPTS_KEY, export_logs, leak, records_from_logs, simulate
 
 REPO = Path(__file__).resolve().parents[2]
 INSPECT = str(Path(sys.executable).parent / "inspect")
@@ -72,6 +72,8 @@ def test_a_model_following_its_instruction_gives_a_kept_session_that_replays_its
     assert injected.problem is None
     run = injected.run
     assert rejection(system, chosen, run, twin.run, False) is None
+    record = trajectory_record(system, 0, 5, seed, chosen, run, twin.run, None)
+    assert leak(system, record) is None, "what the instruction makes the role say is no leak"
     first = first_difference(run.session.steps, twin.run.session.steps)
     assert run.session.steps[:first] == twin.run.session.steps[:first]
     if system.component_kind(system.faults[fault].component) == "agent":
@@ -155,3 +157,27 @@ def test_logs_of_two_generations_are_not_exported_together(tmp_path: Path) -> No
         export_logs(logs, tmp_path / "out")
     summary = export_logs(logs[:1], tmp_path / "one")
     assert summary["sessions"] + summary["not_kept"] == 1 and summary["seed"] == 0
+
+
+def test_only_successful_logs_are_exported_and_every_requested_session_is_accounted_for(tmp_path: Path) -> None:
+    """A log an interrupted run left ``started`` is refused with its status; a log that lacks a
+    requested session lists it as not attempted (sessions kept + not kept = requested); logs of
+    another model are not one generation."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import write_eval_log
+
+    [log] = inspect_eval(simulate("trading", 3, 4, max_attempts=1), model="offline/random", display="none",
+                         log_dir=str(tmp_path / "logs"))
+    interrupted = log.model_copy(update={"status": "started", "samples": log.samples[:1], "location": ""})
+    write_eval_log(interrupted, str(tmp_path / "killed" / "run.eval"))
+    with pytest.raises(ArgumentError, match=r"^Invalid argument logs=.*expected logs of runs that succeeded \(this "
+                       r"one has status started; complete it with inspect eval-retry, then export\)\.$"):
+        export_logs(tmp_path / "killed", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    partial = log.model_copy(update={"samples": log.samples[1:]})
+    _records, summary = records_from_logs([partial])
+    assert summary["requested"] == 3 and summary["sessions"] + summary["not_kept"] == 3
+    assert summary["not_kept_sessions"]["trading-4-00000"] == "not attempted"
+    other = log.model_copy(update={"eval": log.eval.model_copy(update={"model": "offline/first"})})
+    with pytest.raises(ArgumentError, match=r"expected logs of one generation"):
+        records_from_logs([log, other])
