@@ -39,7 +39,16 @@ means ``m_T(c)``, ``m_B(c)`` (mean outcome over the case's scored trials).
   0.05}`` (its ends are roots or +-1) and p is ``p(0)`` of the same counts, so p < 0.05 exactly
   when the interval excludes 0 unless 0 falls in a gap of a set that is not an interval.
   With at most ``1/0.05 = 20`` relabellings no p can fall below 0.05: no test (p and interval
-  NaN, the reason in ``dropped``).
+  NaN, the reason in ``dropped``). The side with the smaller (cases, case ids) is put first, so the
+  sampled relabellings do not depend on which method is called the treatment.
+- **Beyond** :data:`EXACT_MAX_CASES` **paired cases** the exact interval's cubic cost is not paid:
+  p and interval are the normal approximation of the same sign-flip test (:func:`sign_flip_normal`,
+  linear), which keeps "p < 0.05 exactly when the interval excludes 0".
+- **No interval where it would not cover** (p kept; ``ci_low``/``ci_high`` NaN, ``interval`` "",
+  the reason in ``no_interval``): where every case mean of a side is equal (one epoch, large gains:
+  "+100 [+100, +100]"), or where the design's :func:`simulated_coverage` at the observed
+  accuracies is below :data:`MIN_COVERAGE` (:func:`coverage_problem`; run on the small designs
+  where it is cheap and where under-coverage was found, docs/statistics.md).
 
 Empty input gives NaN, never 0. The same input always gives the same numbers (fixed seed).
 """
