@@ -30,10 +30,11 @@ the same records give the same figures. Conventions:
   -> step+agent); ``position_prior`` (the train half's most frequent labelled step index
   among the session's indices); ``length_prior`` (the most frequent answer among train sessions
   with the same step count, the majority when none); ``keyword_rule`` (words seen in at least
-  ``MIN_SUPPORT`` faulty turns of the train half and in no other step of it; the first step
-  holding one); ``novel_turn`` (the first agent turn whose number-masked text never occurs in a
-  safe run of the train half). Faulty turns are the steps of the label's ``failures``
-  (its ``step`` when it lists none). A rule that finds no step answers nothing (wrong).
+  ``MIN_SUPPORT`` faulty turns of the train half and in none of its clean steps, which are the
+  safe runs' steps and each faulty session's steps before its first difference (a fault may
+  repeat its words after its first turn); the first step holding one); ``novel_turn`` (the first agent turn whose number-masked text never occurs in a
+  safe run of the train half). Faulty turns are the label's step, the steps of its
+  ``failures`` and the session's first difference with its clean twin. A rule that finds no step answers nothing (wrong).
 - ``fault_free_prefix``: a bag-of-words classifier of the fault id from the steps before the
   session's first difference with its clean twin (``meta["first_difference"]``), faulty
   sessions only.
@@ -140,10 +141,12 @@ def problem_type(t: Trajectory) -> str:
 
 
 def faulty_turns(t: Trajectory) -> set[int]:
+    """The steps a fault made: the label's step and listed failures, and the first step that
+    differs from the clean twin (a fault that caused nothing shows there too)."""
     if t.label is None:
         return set()
-    listed = {f.step for f in t.label.failures if f.step is not None}
-    return listed or ({t.label.step} if t.label.step is not None else set())
+    first = t.meta.get("first_difference")
+    return ({f.step for f in t.label.failures} | {t.label.step, first if isinstance(first, int) else None}) - {None}
 
 
 def split(records: Sequence[Trajectory], seed: int = SEED) -> tuple[list[Trajectory], list[Trajectory]]:
@@ -285,18 +288,26 @@ def _at(t: Trajectory, i: int) -> tuple[int, str] | None:
     return (i, t.steps[i].agent) if 0 <= i < len(t.steps) else None
 
 
+def clean_steps(t: Trajectory) -> list[Step]:
+    """Steps no fault touched: a safe run's, and a faulty session's before its first difference."""
+    if t.label is None:
+        return list(t.steps)
+    first = t.meta.get("first_difference")
+    return list(t.steps[:first]) if isinstance(first, int) else []
+
+
 def mined_keywords(train: Sequence[Trajectory]) -> list[str]:
-    """Words in at least ``MIN_SUPPORT`` faulty turns of ``train`` and in no other step of it."""
+    """Words in at least ``MIN_SUPPORT`` faulty turns of ``train`` and in none of its clean steps."""
     faulty: Counter[str] = Counter()
-    other: set[str] = set()
+    clean: set[str] = set()
     for t in train:
         marked = faulty_turns(t)
         for step in t.steps:
             if step.index in marked:
                 faulty.update(set(words(step.content)))
-            else:
-                other.update(words(step.content))
-    return sorted(w for w, n in faulty.items() if n >= MIN_SUPPORT and w not in other)
+        for step in clean_steps(t):
+            clean.update(words(step.content))
+    return sorted(w for w, n in faulty.items() if n >= MIN_SUPPORT and w not in clean)
 
 
 def keyword_step(t: Trajectory, keywords: set[str]) -> int:
@@ -494,7 +505,7 @@ def validity_section(figures: dict[str, Any]) -> str:
         "", f"- variety: {v['agent_turns']} agent turns, {v['distinct_agent_turns']} distinct, "
         f"{v['agent_turn_templates']} distinct with numbers masked; {v['word_types']} word types; "
         f"{v['problem_types']} problem types",
-        f"- keywords mined from the train half (only in faulty turns): {len(figures['keywords'])}"
+        f"- keywords mined from the train half (in faulty turns, never in a clean step): {len(figures['keywords'])}"
         + (f" ({shown}{f', {more} more' if more > 0 else ''})" if shown else ""),
     ]
     return "\n".join(lines)

@@ -98,7 +98,14 @@ def test_a_keyword_that_separates_is_found_by_every_text_shortcut_and_by_no_stru
 def test_a_keyword_seen_once_or_also_in_a_clean_turn_is_not_mined() -> None:
     train = [keyword_session(0, 2), session(1, [PLAIN, "the usual reply zebra", "lion here", PLAIN, PLAIN, PLAIN],
                                             fault=2), keyword_session(2, 4)]
-    assert mined_keywords(train) == []  # zebra is in a clean turn of session 1; lion in one faulty turn only
+    assert mined_keywords(train) == []  # zebra is in session 1's fault-free prefix; lion in one faulty turn only
+
+
+def test_a_fault_that_repeats_its_words_after_its_first_turn_still_gives_them_away() -> None:
+    """Steps after the first difference are not clean text: zebra at steps 2 and 4 of a session whose
+    fault is at 2, and at step 3 of another, is mined."""
+    repeated = session(0, [PLAIN, PLAIN, ODD, PLAIN, ODD, PLAIN], fault=2)
+    assert mined_keywords([repeated, keyword_session(1, 4), keyword_session(2, None)]) == ["zebra"]
 
 
 def test_lengths_and_positions_are_what_the_priors_read() -> None:
@@ -156,7 +163,7 @@ def test_the_section_shows_every_figure_and_each_verdict() -> None:
     assert "| step+agent | position prior | 3 | 33.3 | 0.0 | yes |" in text
     assert "| fault id (fault-free prefix) | classifier | 3 |" in text
     assert "Positive control: no text checker for this system." in text
-    assert "keywords mined from the train half (only in faulty turns): 1 (`zebra`)" in text
+    assert "keywords mined from the train half (in faulty turns, never in a clean step): 1 (`zebra`)" in text
 
 
 @pytest.mark.parametrize("key", sorted(CHECKERS))
