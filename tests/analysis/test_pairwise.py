@@ -101,3 +101,24 @@ def test_report_pairwise_flag_reaches_run_report(monkeypatch: pytest.MonkeyPatch
     assert main(["report", "logs", "--out", "out", "--pairwise", "--quiet"]) == 1
     assert main(["report", "logs", "--out", "out", "--quiet"]) == 1
     assert calls == [True, False]
+
+
+def test_a_sampled_unpaired_cell_does_not_depend_on_which_method_sorts_first() -> None:
+    """8 vs 8 cases with none shared: C(16, 8) = 12,870 > 9,999 relabellings, so the unpaired test
+    samples them. Named so that either method sorts first, the two matrices hold the same cell
+    (mirrored), with the same p: the sides are ordered by their cases, not the methods' names."""
+    first = [1, 1, 0, 1, 1, 1, 0, 1]
+    second = [0, 1, 0, 0, 1, 0, 0, 0]
+
+    def frame(a: str, b: str) -> pd.DataFrame:
+        rows = [{"benchmark": "b", "model": "m", "config": "c0ffee00", "setting": "", "protocol": name,
+                 "case": f"{prefix}{i}", "epoch": 1, "correct": float(y)}
+                for name, prefix, ys in ((a, "t", first), (b, "u", second)) for i, y in enumerate(ys)]
+        return pd.DataFrame(rows)
+
+    one = pairwise_table(frame("A", "B")).iloc[0]  # A (the first outcomes) sorts first
+    two = pairwise_table(frame("Z", "B")).iloc[0]  # B sorts first: the same comparison, mirrored
+    assert (one["protocol_a"], two["protocol_a"]) == ("A", "B") and one["test"] == "permutation"
+    assert two["gain_points"] == pytest.approx(-one["gain_points"]) and two["p_value"] == one["p_value"]
+    assert (two["ci_low"], two["ci_high"]) == pytest.approx((-one["ci_high"], -one["ci_low"]))
+    assert one["ci_low"] == one["ci_low"]  # an interval is given (both sides vary)
