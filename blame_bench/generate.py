@@ -112,11 +112,12 @@ def _run(args: argparse.Namespace) -> int:
     except ArgumentError as error:
         print(f"blame generate: {one_line(error)}", file=sys.stderr)
         return 2
-    except (GenerationError, PrerequisiteError, ValueError, OSError) as error:  # a provider, a model, a server, a folder
-        print(f"blame generate: {one_line(error)}", file=sys.stderr)
+    except (GenerationError, RuntimeError, PrerequisiteError, ValueError, OSError) as error:  # a provider, a model,
+        print(f"blame generate: {one_line(error)}", file=sys.stderr)  # a server, a folder, a session never kept
         return 1
     not_kept = f", {summary['not_kept']} not kept within --max-attempts (the card names them)" if summary.get("not_kept") else ""
-    print(f"blame generate: {summary['sessions']} sessions ({summary['safe']} verified-safe, "
+    kept = f"{summary['sessions']} of {summary['requested']} requested" if summary.get("not_kept") else summary["sessions"]
+    print(f"blame generate: {kept} sessions ({summary['safe']} verified-safe, "
           f"{summary['decisive']} decisive), {summary['regenerations']} regenerations{not_kept} -> {args.out}")
     return 0
 
@@ -146,7 +147,7 @@ def _model_arguments(args: argparse.Namespace) -> dict[str, object]:
     if both:
         raise ValueError(f"--{both.replace('_', '-')} and -G {both} both given; give one")
     model_args = dict(args.model_arg or [])
-    return {"model": args.model, "max_attempts": 2 if args.max_attempts is None else args.max_attempts,
+    return {"model": args.model, "max_attempts": args.max_attempts,
             "log_dir": args.log_dir, **config, **chosen, **({"model_args": model_args} if model_args else {})}
 
 

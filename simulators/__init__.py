@@ -40,7 +40,7 @@ class GenerationError(RuntimeError):
 def generate(system: str, sessions: int, seed: int, out: str | os.PathLike[str], faults: list[str] | None = None,
              max_faults: int = 1, safe_share: float = 0.25, decisive_only: bool = False,
              progress: Callable[[int, int], None] | None = None, mode: str = "template", model: str | None = None,
-             max_attempts: int = 2, log_dir: str | os.PathLike[str] | None = None, mix: str | None = None,
+             max_attempts: int | None = None, log_dir: str | os.PathLike[str] | None = None, mix: str | None = None,
              **eval_args: Any) -> dict[str, Any]:
     """Generate ``sessions`` labelled sessions of ``system`` into the new folder ``out``; returns
     the summary the folder's card states.
@@ -57,13 +57,14 @@ def generate(system: str, sessions: int, seed: int, out: str | os.PathLike[str],
     ``model`` (and ``eval_args``, any of ``eval``'s options: ``model_roles``, ``model_args``,
     ``max_connections``, ``max_retries``, ``timeout``, ``attempt_timeout``, ``display``...), logs in
     ``log_dir`` (Inspect's default when None), then exports the logs; each session gets at most
-    ``max_attempts`` attempts and a session with none kept is reported, not kept. A run that did
-    not succeed, or that keeps no session, raises :class:`GenerationError` and writes nothing."""
+    ``max_attempts`` attempts (default 2) and a session with none kept is reported, not kept. A
+    run that did not succeed, or that keeps no session, raises :class:`GenerationError` and
+    writes nothing."""
     from simulators.dataset import check_arguments, export, generate_records
     from simulators.model_task import fault_list, records_from_logs, simulate
 
     known = systems()
-    if system not in known:
+    if not isinstance(system, str) or system not in known:
         raise invalid_argument("system", system, f"one of {', '.join(known)}")
     chosen = known[system]
     mode = as_choice("mode", mode, ["template", "model"])
@@ -76,10 +77,11 @@ def generate(system: str, sessions: int, seed: int, out: str | os.PathLike[str],
     if progress is not None and not callable(progress):
         raise invalid_argument("progress", progress, "None or a function of (done, total)")
     if mode == "model":
+        max_attempts = 2 if max_attempts is None else max_attempts
         _check_model_arguments(model, max_attempts, log_dir, eval_args)
-    elif model is not None or eval_args or log_dir is not None:
-        name, value = next((n, v) for n, v in [("model", model), ("log_dir", log_dir), *eval_args.items()]
-                           if v is not None or n in eval_args)
+    elif model is not None or eval_args or log_dir is not None or max_attempts is not None:
+        given = [("model", model), ("max_attempts", max_attempts), ("log_dir", log_dir), *eval_args.items()]
+        name, value = next((n, v) for n, v in given if v is not None or n in eval_args)
         raise invalid_argument(name, value, "nothing in template mode (only with mode=model)")
     target = _out_folder(out)
     if mode == "template":

@@ -53,6 +53,7 @@ from simulators.dataset import (
     summary_of,
     trajectory_record,
     check_arguments,
+    default_pool,
     export,
     plan_session,
 )
@@ -223,7 +224,7 @@ def simulate(system: str = "cortex", sessions: int = 4, seed: int = 0, faults: s
     safe_share = as_float("safe_share", safe_share, 0, 1)
     decisive_only = as_bool("decisive_only", decisive_only)
     max_attempts = as_int("max_attempts", max_attempts, 1, 1000)
-    pool = pool_ids if pool_ids is not None else list(chosen.faults)
+    pool = pool_ids if pool_ids is not None else default_pool(chosen)
     samples = []
     for i in range(sessions):
         _plan, drawn, negative = plan_session(chosen, pool, seed, i, max_faults, safe_share)
@@ -287,7 +288,8 @@ def records_from_logs(logs: str | Path | list[EvalLog]) -> tuple[list[Trajectory
     not_kept = {sid: (attempts[sid][-1]["reason"] if attempts.get(sid) else errored.get(sid, "not attempted"))
                 for sid in sorted({*requested, *attempts, *errored}) if sid not in kept}
     summary = summary_of(system, meta["seed"], records, reasons, 0, meta["max_faults"], meta["safe_share"],
-                         meta["decisive_only"], mode="model", model=model)
+                         meta["decisive_only"], mode="model", model=model, faults=meta.get("faults"))
+    summary["options"].update(requested=len(requested) or None, max_attempts=meta["max_attempts"])
     summary.update(requested=len(requested) or None, max_attempts=meta["max_attempts"], not_kept=len(not_kept),
                    not_kept_sessions=not_kept, model_calls=sum(a["calls"] for sid in attempts for a in attempts[sid]))
     return records, summary

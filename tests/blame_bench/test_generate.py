@@ -157,6 +157,8 @@ def test_the_longest_name_that_fits_is_written(tmp_path: Path, capsys: pytest.Ca
     ({"decisive_only": "false"}, r"^Invalid argument decisive_only='false': expected True or False"),
     ({"progress": "yes"}, r"^Invalid argument progress='yes': expected None or a function"),
     ({"log_dir": "logs"}, r"^Invalid argument log_dir='logs': expected nothing in template mode"),
+    ({"max_attempts": 5}, r"^Invalid argument max_attempts=5: expected nothing in template mode"),
+    ({"system": ["cortex"]}, r"^Invalid argument system=\['cortex'\]: expected one of cortex, trading"),
     ({"mode": "model", "model": "offline/random", "max_tries": 3}, r"^Invalid argument max_tries=3: expected an option of"),
     ({"mode": "model", "model": ["offline/random"]}, r"^Invalid argument model=\['offline/random'\]: expected a model name"),
 ])
@@ -259,3 +261,18 @@ def test_a_failing_server_ends_within_the_retries_given(tmp_path: Path, monkeypa
     err = _one_line_refusal(capsys, code, status=1)
     assert "the generation run ended with status error" in err and elapsed < 60, (err, elapsed)
     assert not (tmp_path / "out").exists()
+
+
+def test_the_help_names_every_registered_system(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """`blame generate --help` lists `simulators.systems()`, whatever is registered, not a fixed
+    list; the module docstrings name no fixed list either."""
+    import blame_bench.generate as command
+    import simulators
+
+    registered = simulators.systems()
+    monkeypatch.setattr(simulators, "systems", lambda: {**registered, "newsys": registered["cortex"]})
+    with pytest.raises(SystemExit):
+        main(["generate", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert f"a registered system: {', '.join([*registered, 'newsys'])}" in shown
+    assert "cortex|trading" not in (command.__doc__ or "") + (simulators.__doc__ or "")

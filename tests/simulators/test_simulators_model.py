@@ -21,7 +21,7 @@ from blame.arguments import ArgumentError
 from blame.trajectory_folder import load_trajectory_folder
 from simulators import generate, systems
 from simulators.engine import System, TemplateBackend, first_difference, prepared_scenario, run_session
-from simulators.dataset import generate_records, rejection, trajectory_record
+from simulators.dataset import card_text, generate_records, rejection, trajectory_record
 from simulators.model_mode import TurnRequest, judge_problems, run_model_session
 from simulators.model_task import ATTEMPTS_KEY, export_logs, leak, records_from_logs, simulate
 
@@ -178,6 +178,8 @@ def test_only_successful_logs_are_exported_and_every_requested_session_is_accoun
     _records, summary = records_from_logs([partial])
     assert summary["requested"] == 3 and summary["sessions"] + summary["not_kept"] == 3
     assert summary["not_kept_sessions"]["trading-4-00000"] == "not attempted"
+    card = card_text(summary)
+    assert '"requested": 3' in card and "'trading-4-00000': 'not attempted'" in card
     other = log.model_copy(update={"eval": log.eval.model_copy(update={"model": "offline/first"})})
     with pytest.raises(ArgumentError, match=r"expected logs of one generation"):
         records_from_logs([log, other])
