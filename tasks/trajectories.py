@@ -113,12 +113,10 @@ SCORES = ("vector", "step")
 
 def as_label_kind(records: list[Trajectory], score: str) -> list[Trajectory]:
     """The records scored as ``score`` data (see the module docstring): under ``step`` the
-    records without a step label are left out; none left is a one-line error."""
-    if score == "vector":
-        empty = [t.id for t in records if t.label is not None and not t.label.faulty]
-        if empty:
-            raise invalid_argument("score", score, f"step when a label names no faulty component (record {empty[0]!r})")
-    else:
+    records without a step label are left out; none left is a one-line error. (Every label met
+    ``blame.schema.label_problem`` when read, whatever ``score``: a non-empty ``faulty``, and a
+    step with its agent, within ``faulty``.)"""
+    if score == "step":
         records = [t for t in records if t.label is None or t.label.step is not None]
         if not any(t.label is not None for t in records):
             raise invalid_argument("score", score, "vector for this folder: no session has a step label (its faults "

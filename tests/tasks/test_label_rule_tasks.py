@@ -1,9 +1,9 @@
 """A generated folder is checked by one label rule whatever ``-T score`` says: a hand-edited label
-inconsistent with itself (a decisive step without its agent, a hardware step agent) or with its
-simulator's faults (an unknown fault name, a fault on another component than ``faulty``) stops the
-task when it is built, under the default scoring, ``vector`` and ``step`` alike, before any model
-call; so does a record id that Inspect cannot store (it used to lose every sample after the model
-calls while ``inspect eval`` exited 0)."""
+inconsistent with itself (no faulty component, which only score=vector refused; a decisive step
+without its agent; a hardware step agent) or with its simulator's faults (an unknown fault name, a
+fault on another component than ``faulty``) stops the task when it is built, under the default
+scoring, ``vector`` and ``step`` alike, before any model call; so does a record id that Inspect
+cannot store (it used to lose every sample after the model calls while ``inspect eval`` exited 0)."""
 
 from __future__ import annotations
 
@@ -62,6 +62,10 @@ def _long_id(record: dict) -> None:
     record["id"] = "x" * 100_000
 
 
+def _empty(label: dict) -> None:
+    label.update(faulty=[], step=None, agent=None, failures=[])
+
+
 def _no_agent(label: dict) -> None:
     label["agent"] = None
 
@@ -80,6 +84,7 @@ def _fault_elsewhere(label: dict) -> None:
 
 
 BROKEN = {  # edit of the stepped session's label, field, reason
+    "empty faulty": (_empty, "trajectory.label.faulty (row {row})", "label.faulty is empty"),
     "step without agent": (_no_agent, "trajectory.label (row {row})", "a step label needs both step and agent"),
     "hardware step agent": (_hardware_agent, "trajectory.label.agent (row {row})", "'exoskeleton' is a hardware component"),
     "unknown fault name": (_unknown_fault, "label.fault_names", '"NOPE-X" is not a fault of the cortex simulator'),
