@@ -21,13 +21,12 @@ __all__ = ["reproduction_markdown", "reproduction_summary"]
 
 
 def _shown(x: Any, unit: str, signed: bool = False) -> str:
-    """A value in its unit: % and points with 1 decimal, steps and odds ratios with 2, tokens in
-    thousands (``17.1k``)."""
+    """A value in its unit: % and points with 1 decimal, steps and odds ratios with 2, tokens as
+    whole counts with thousands separators (``17,106``, as the papers print them)."""
     if unit in ("steps", "odds ratio"):
         return points(x, 2) if signed else number(x, 2)
     if unit == "tokens":
-        text = points(x / 1000, 1) if signed else number(x / 1000, 1)
-        return text if text == DASH else text + "k"
+        return DASH if not np.isfinite(x) else f"{x:+,.0f}" if signed else f"{x:,.0f}"
     return points(x) if signed or unit == "points" else number(x, 1)
 
 

@@ -584,3 +584,15 @@ def test_the_corrected_cells_of_the_data_file() -> None:
     assert not any("substring" in published[f"ww-t1-{m}-hc-nogt-agent"].caveat for m in ("aao", "sbs", "bs"))
     assert not published["poirot-f4a-persona-gap-deepseek"].matches("openai-api/deepseek/deepseek-v3.2")
     assert published["poirot-f4a-persona-gap-deepseek"].matches("openai-api/deepseek/deepseek-reasoner")
+
+
+def test_token_cells_are_printed_as_the_paper_prints_them() -> None:
+    """Table 3's tokens as counts (17,106, not 17.1k): ours 1,000 and 3,000 per case under each
+    setting -> the mean over cases of the two settings' mean, 2,000; difference -15,106."""
+    rows = [trial("openai/gpt-4o", f"aaaa000{int(r)}", f"hc_{i}", 1, input_tokens=1000.0 + 2000.0 * (i % 2),
+                  task_args={**HC_ARGS, "with_reference_answer": r}) for r in (True, False) for i in range(1, 59)]
+    table = reproduction_table(frame(*rows), cells=[c for c in load_published() if c.id == "ww-t3-aao-hc-tokens"])
+    row = table.iloc[0]
+    assert row["ours"] == pytest.approx(2000.0) and row["difference"] == pytest.approx(-15106.0)
+    assert "| All-at-once, HC, input tokens per log | 17,106 | 2,000 [" in reproduction_markdown(table)
+    assert "| -15,106 |" in reproduction_markdown(table)
