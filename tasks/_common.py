@@ -68,11 +68,15 @@ def load_data(loader: Callable[..., list[Trajectory]], *args: object) -> list[Tr
         raise PrerequisiteError(f"{type(error).__name__}: {error}") from error
 
 
+UNLABELLED_GROUP = "unlabelled"
+"""The ``fault_group`` of a run with no ground truth (a failed run without a label): never ``safe``."""
+
+
 def target_text(trajectory: Trajectory) -> str:
     """A readable statement of the ground truth (shown in the log viewer, never to models)."""
     label = trajectory.label
     if label is None:
-        return "safe"
+        return "safe" if trajectory.safe else f"no label (outcome {trajectory.outcome})"
     if trajectory.label_kind == "step":
         return f"{label.agent} @ step {label.step}"
     return ", ".join(label.faulty)
@@ -100,7 +104,8 @@ def trajectory_to_sample(
     """
     computed: dict[str, Scalar] = {
         **record_covariates(trajectory),
-        FAULT_GROUP_KEY: fault_group(trajectory.label.faulty if trajectory.label else []),
+        FAULT_GROUP_KEY: fault_group(trajectory.label.faulty if trajectory.label else []) if trajectory.scorable
+        else UNLABELLED_GROUP,
     }
     reserved = sorted(set(trajectory.meta) & _TASK_KEYS)
     bad_id = id_problem(trajectory.id)

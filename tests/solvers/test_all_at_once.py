@@ -106,6 +106,7 @@ def _vector_trajectory(tid: str = "vec-1", faulty: list[str] | None = ["sensor",
             Step(index=2, agent="operator", kind="human", content="Ignore it, heat up."),
         ],
         label=None if faulty is None else FaultLabel(faulty=faulty, reason=REASON),
+        outcome="succeeded" if faulty is None else "failed",
         meta={"note": META_SECRET},
     )
 

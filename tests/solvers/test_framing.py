@@ -50,10 +50,12 @@ def unknown(trajectory: Trajectory) -> Trajectory:
 
 
 def test_task_framing_is_unknown_as_soon_as_one_outcome_is() -> None:
-    """One unlabelled or ``outcome`` unknown trajectory makes the whole task neutral."""
+    """One safe run or ``outcome`` unknown trajectory makes the whole task neutral; a failed run
+    without a label (a failure of unknown cause) does not: it is told it failed."""
     failed = step_trajectory()
     assert task_framing([failed]) == KNOWN_FAILURE
-    assert task_framing([failed, failed.model_copy(update={"label": None})]) == UNKNOWN_OUTCOME
+    assert task_framing([failed, failed.model_copy(update={"label": None})]) == KNOWN_FAILURE
+    assert task_framing([failed, failed.model_copy(update={"label": None, "outcome": "succeeded"})]) == UNKNOWN_OUTCOME
     assert task_framing([failed, unknown(failed)]) == UNKNOWN_OUTCOME
 
 

@@ -382,7 +382,7 @@ def test_every_trajectory_is_walked_the_same_whatever_its_label(tmp_path):
     s1, s2 = Script(answers), Script(answers)
     unknown = traj("same", label=UNSAFE).model_copy(update={"outcome": "unknown"})
     _, unsafe = run([unknown], s1, tmp_path / "u")
-    _, safe = run([traj("same")], s2, tmp_path / "s")
+    _, safe = run([traj("same").model_copy(update={"outcome": "succeeded"})], s2, tmp_path / "s")
     assert s1.prompts == s2.prompts and s1.calls == s2.calls
     assert prediction(unsafe["same"]) == prediction(safe["same"])
 

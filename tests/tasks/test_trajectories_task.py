@@ -99,6 +99,7 @@ def test_failed_runs_without_labels_are_framed_failed_and_never_scored(folders: 
     task = trajectories(data_dir=str(tmp_path / "mine"))
     assert task.metadata[FRAMING_KEY] == KNOWN_FAILURE and task.scorer == [] and task.headline_metric is None
     assert task.metadata["trajectory_folder"]["unlabelled"] == 3
+    assert {(s.target, s.metadata["fault_group"]) for s in task.dataset} == {("no label (outcome failed)", "unlabelled")}
     write_trajectories(mine[:2] + [mine[2].model_copy(update={"outcome": "unknown"})], tmp_path / "mixed", "m", "t")
     assert trajectories(data_dir=str(tmp_path / "mixed")).metadata[FRAMING_KEY] == UNKNOWN_OUTCOME
 
