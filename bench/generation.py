@@ -133,7 +133,7 @@ def measure_model(sessions: int, model: str = "offline/random") -> list[dict[str
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     import providers.offline_model  # noqa: F401  (registers the offline/... provider)
-    from simulators import generate
+    from simulators import GenerationError, generate
     from simulators.model_task import ATTEMPTS_KEY
 
     rows = []
@@ -141,13 +141,16 @@ def measure_model(sessions: int, model: str = "offline/random") -> list[dict[str
         for system in SYSTEMS:
             logs = Path(tmp) / f"logs-{system}"
             wall = time.perf_counter()
-            summary = generate(system, sessions, 0, Path(tmp) / system, mode="model", model=model, log_dir=logs,
-                               display="none")
+            try:
+                kept = generate(system, sessions, 0, Path(tmp) / system, mode="model", model=model, log_dir=logs,
+                                display="none")["sessions"]
+            except GenerationError:  # no session kept: the counts come from the logs alone
+                kept = 0
             read = [read_eval_log(info) for info in list_eval_logs(str(logs))]
             usage = [u for log in read for u in (log.stats.model_usage or {}).values()]
-            attempts = sum(len(sample.store.get(ATTEMPTS_KEY, [])) for log in read for sample in log.samples or [])
-            rows.append({"system": system, "model": model, "sessions": sessions, "attempts": attempts,
-                         "kept": summary["sessions"], "calls": summary["model_calls"],
+            tried = [a for log in read for sample in log.samples or [] for a in sample.store.get(ATTEMPTS_KEY, [])]
+            rows.append({"system": system, "model": model, "sessions": sessions, "attempts": len(tried),
+                         "kept": kept, "calls": sum(a["calls"] for a in tried),
                          "input_tokens": sum(u.input_tokens for u in usage),
                          "output_tokens": sum(u.output_tokens for u in usage), "wall_s": time.perf_counter() - wall})
     return rows
