@@ -119,11 +119,15 @@ def pair_table(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["method_a", "method_b", "runs", "same_agent", "same_step", "same_both"])
 
 
+def _step_text(step: object) -> str:
+    return "–" if step is None or pd.isna(step) else str(int(step))  # type: ignore[arg-type]
+
+
 def unlabelled_markdown(rows: pd.DataFrame) -> str:
     """The report's text: per-run attributions, agreement per run and per pair, unattributed runs."""
     runs, pairs = run_table(rows), pair_table(rows)
     shown = rows.assign(valid=rows["valid"].map({True: "yes", False: "no"}),
-                        step=rows["step"].map(lambda s: "–" if pd.isna(s) else str(int(s))),
+                        step=rows["step"].map(_step_text),
                         agent=rows["agent"].map(lambda a: "–" if a is None or pd.isna(a) else a))
     unattributed = runs[~runs["attributed"]]["run"].tolist()
     parts = [
@@ -136,7 +140,7 @@ def unlabelled_markdown(rows: pd.DataFrame) -> str:
         "naming an agent.\n",
         "## Agreement per run\n",
         markdown_table(max_width=None, frame=runs.assign(top_agent=runs["top_agent"].fillna("–"),
-                                   top_step=runs["top_step"].map(lambda s: "–" if s is None or pd.isna(s) else str(int(s))),
+                                   top_step=runs["top_step"].map(_step_text),
                                    agreement=runs["agreement"].map(lambda x: f"{x:.2f}"),
                                    attributed=runs["attributed"].map({True: "yes", False: "no"}))),
         "## Agreement per pair of methods\n",

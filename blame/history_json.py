@@ -51,6 +51,7 @@ from blame.who_and_when import (
     _component_kind,
     _entry,
     _file_order,
+    _group_chat_pairs,
     _mistake_step,
     _reference_answer,
     _spellings,
@@ -129,8 +130,7 @@ def _system(path: Path, steps: list[Step], prompts: dict[str, str]) -> SystemSpe
     names = dict.fromkeys([*(n for step in steps for n in (step.agent, step.recipient) if n), *prompts])
     components = [Component(id=name, name=name, kind=_component_kind(name), description=_description(prompts.get(name)),
                              system_prompt=prompts.get(name)) for name in names]
-    pairs = [pair for a, b in zip(steps, steps[1:]) if a.agent != b.agent for pair in ((a.agent, b.agent), (b.agent, a.agent))]
-    pairs += [(step.agent, step.recipient) for step in steps if step.recipient]
+    pairs = _group_chat_pairs(steps) + [(step.agent, step.recipient) for step in steps if step.recipient]
     return SystemSpec(name=path.parent.name or "history", components=components,
                       links=[Link(source=a, target=b) for a, b in dict.fromkeys(pairs)])
 

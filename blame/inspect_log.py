@@ -160,8 +160,10 @@ class _Transcript:
             self.kinds.setdefault(agent, {"human": "human", "tool_result": "software"}.get(kind, "agent"))
         for name in [recipient] if recipient else []:
             self.kinds.setdefault(name, "agent")
-        self.steps.append(Step(index=len(self.steps), agent=agent, kind=kind, content=content, recipient=recipient,  # type: ignore[arg-type]
-                               tool_calls=list(calls), source_index=source_index, source_role=role, source_id=source_id))
+        step = Step(index=len(self.steps), agent=agent, kind=kind, content=content,  # type: ignore[arg-type]
+                    recipient=recipient, tool_calls=list(calls), source_index=source_index, source_role=role,
+                    source_id=source_id)
+        self.steps.append(step)
 
     def link(self, a: str, b: str) -> None:
         if a != b:
@@ -274,7 +276,8 @@ def _trajectory(path: Path, i: int, task: str, sample: Any, trajectory_id: str, 
     transcript = _from_events(sample) if has_models else _from_messages(sample)
     if not transcript.steps:
         raise DataFormatError(path, f"{where}.messages", "no messages but system messages: nothing to attribute")
-    components = [Component(id=name, name=name, kind=kind) for name, kind in transcript.kinds.items()]  # type: ignore[arg-type]
+    components = [Component(id=name, name=name, kind=kind)  # type: ignore[arg-type]
+                  for name, kind in transcript.kinds.items()]
     try:
         system = SystemSpec(name=task, components=components,
                             links=[Link(source=a, target=b) for a, b in dict.fromkeys(transcript.pairs)])
