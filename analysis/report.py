@@ -348,8 +348,8 @@ def run_report(
             figure_lines.append("- not drawn (--no-figures)")
 
         legend = config_legend(samples)
-        notes.extend(f"configuration `{r.config}`{_cut_text(r)}: every table on it rests on cut logs"
-                     for r in legend.itertuples() if r.cut_logs)
+        notes.extend(f"configuration `{r.config}`: {_cut_text(r).removeprefix('; ')}; every table on it rests on "
+                     "cut logs" for r in legend.itertuples() if r.cut_logs)
         csv(legend, "tables/configurations.csv")
         provenance = log_provenance(log_dir, used)
         tokens = tokens_per_method(samples)
