@@ -528,7 +528,7 @@ def tidy_samples(raw: pd.DataFrame) -> pd.DataFrame:
         _headline_value(row, metric) for row, metric in zip(df[score_columns].to_dict("records"), df["metric"])
     ] if score_columns else np.nan
     df["correct"] = df["correct"].astype(float)
-    df["protocol"] = protocol_labels(df)
+    df["protocol"] = protocol_labels(df).map(one_line)  # argument values a report shows: one line
     df["n_participants"] = [participants(m, n) for m, n in zip(df["method"], df["n_agents"])]
     df["reasoning_per_agent"] = df["reasoning_tokens"] / df["n_participants"]
     ordered = SAMPLE_COLUMNS + score_columns

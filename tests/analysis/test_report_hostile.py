@@ -24,7 +24,8 @@ MODEL = "offline/first\u2028# Injected by the model"
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> str:
     """report.md of one all_at_once log on 2 CORTEX cases, edited: task file, a task argument key,
-    the model, every attribution's method, and a completion time before the start time."""
+    the model, every attribution's method, and a completion time before the start time; and a copy
+    whose solver argument value (which then names the protocol) holds a line break."""
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log, write_eval_log
 
@@ -43,6 +44,11 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> str:
         sample.store["attribution"] = sample.output.completion = json.dumps(attribution)
     (root / "logs").mkdir()
     write_eval_log(log, str(root / "logs" / Path(log.location).name))
+    for step in log.plan.steps:  # a second configuration: an argument value that names the protocol
+        step.params["max_log_chars"] = "3000\n# Injected by an argument"
+    log.eval.solver_args = {**(log.eval.solver_args or {}), "max_log_chars": "3000\n# Injected by an argument"}
+    log.eval.eval_id = log.eval.eval_id + "x"
+    write_eval_log(log, str(root / "logs" / ("second-" + Path(log.location).name)))
     run_report(root / "logs", root / "out", figures=False, progress=None, baseline=one_line(METHOD),
                command="blame report logs --out out")
     return (root / "out" / "report.md").read_text(encoding="utf-8")
@@ -53,6 +59,7 @@ def test_no_log_string_starts_a_heading_or_a_line(report: str) -> None:
     for line in report.splitlines():  # ... but never at the start of a line (a heading, an item, a quote)
         assert not line.lstrip("#>-* ").startswith("Injected"), line
     assert "all_at_once\\n# Injected by the method" in report and "offline/first\\u2028# Injected" in report
+    assert "[max_log_chars=3000\\n# Injected by an argument]" in report  # the protocol's name
 
 
 def _block(report: str) -> list[str]:
@@ -66,15 +73,19 @@ def _block(report: str) -> list[str]:
 
 def test_the_reproduction_block_quotes_every_word_a_log_supplies(report: str) -> None:
     block = _block(report)
-    assert block[0] == "blame report logs --out out" and len(block) == 2, block
-    words = shlex.split(block[1].replace(shell_word(TASK_FILE), "TASKFILE").replace(shell_word(MODEL), "MODEL"))
-    assert words[:3] == ["inspect", "eval", "TASKFILE"] and words[words.index("--model") + 1] == "MODEL"
-    assert ["-T", f"{KEY}=v"] == words[words.index(f"{KEY}=v") - 1:words.index(f"{KEY}=v") + 1]
-    assert "touch" not in [word for word in words if not word.startswith(("x;", "TASK"))]
+    assert block[0] == "blame report logs --out out" and len(block) == 3, block
+    argument = shell_word("max_log_chars=3000\n# Injected by an argument")
+    assert argument == "$'max_log_chars=3000\\x0a# Injected by an argument'" and argument in block[2]
+    for line in block[1:]:
+        line = line.replace(shell_word(TASK_FILE), "TASKFILE").replace(shell_word(MODEL), "MODEL")
+        words = shlex.split(line.replace(argument, "ARGUMENT"))
+        assert words[:3] == ["inspect", "eval", "TASKFILE"] and words[words.index("--model") + 1] == "MODEL"
+        assert ["-T", f"{KEY}=v"] == words[words.index(f"{KEY}=v") - 1:words.index(f"{KEY}=v") + 1]
+        assert "touch" not in [word for word in words if not word.startswith(("x;", "TASK"))]
 
 
 def test_an_end_before_the_start_is_an_unknown_wall_time(report: str) -> None:
-    assert ("- Wall time: – minutes summed over 0 log(s) (each log's start to end); unknown for 1 (a start or end "
+    assert ("- Wall time: – minutes summed over 0 log(s) (each log's start to end); unknown for 2 (a start or end "
             "missing, or the end before the start).") in report
 
 
