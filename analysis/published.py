@@ -469,15 +469,18 @@ def _cell_rows(cell: Cell, frame: pd.DataFrame, votes: pd.DataFrame | None) -> l
         config = " + ".join(sorted(trials["_config" if averaged else "config"].unique()))
         where = {"our_model": model, "config": config, "protocol": protocol, **_cut(trials),
                  "setting_words": "; ".join(dict.fromkeys(s for s in trials["setting"] if s))}
+        every = trials
         if averaged:
-            ran = {_argument(a, *averaged[:2], cell, cell.method) for a in trials["_task_args"]}
-            missing = [v for v in averaged[2] if v not in ran]
+            run = pd.Series([_argument(a, *averaged[:2], cell, cell.method) for a in trials["_task_args"]], index=trials.index)
+            missing = [v for v in averaged[2] if v not in set(run)]
             if missing:
                 why = f"no run with {averaged[1]}={' or '.join(missing)} beside it: the paper averages {' and '.join(averaged[2])}"
                 rows.append(_row(cell, CONTEXT["one_setting"], **where, why=why))
                 continue
             trials = trials.assign(config=trials["_config"])
-        partial = _partial(cell, trials)
+            both = set.intersection(*(set(trials.loc[run == v, "_case"]) for v in averaged[2]))
+            every = trials[trials["_case"].isin(both)]  # the cases every setting ran
+        partial = _partial(cell, every)
         for ours in _values(cell, trials, frame, votes):
             scored = PARTIAL if partial else "yes" if cell.model else "yes (the source names no model)"
             matched = ours.pop("matched", scored if ours.get("n_trials") else CONTEXT["no_scores"])

@@ -543,6 +543,8 @@ def test_a_mean_over_settings_is_our_mean_over_both_settings() -> None:
     [one] = reproduction_table(frame(*rows[:58]), cells=cell_).to_dict("records")
     assert one["matched"] == CONTEXT["one_setting"]
     assert one["why"] == "no run with with_reference_answer=false beside it: the paper averages true and false"
+    [short] = reproduction_table(frame(*rows[:58 + 3]), cells=cell_).to_dict("records")  # 3 cases without the answer
+    assert short["matched"] == PARTIAL and short["n_cases"] == 3 and short["why"].startswith("3 of the paper's 58 cases")
 
 
 def test_raffles_gains_over_tool_caller_are_relative_gains(tmp_path: Path) -> None:
