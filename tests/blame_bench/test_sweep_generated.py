@@ -172,7 +172,9 @@ def test_sessions_and_seed_are_bounded_and_only_for_generated_data(capsys: pytes
 
 
 def test_the_power_at_the_generated_size_uses_the_measured_baseline_when_it_gives_one(tmp_path: Path):
-    """A measured estimate is kept; a 0% baseline falls back to BLAME's planning baseline; fewer
+    """A measured estimate is kept; where the measured baseline was searched and no gain reaches 80%
+    power (a ``power_from``, no gain), the row says so; a baseline the logs give no estimate from
+    (no ``power_from``: 0% as offline/random scores) falls back to BLAME's planning baseline; fewer
     than 2 cases say why there is no estimate."""
     import pandas as pd
 
@@ -182,14 +184,17 @@ def test_the_power_at_the_generated_size_uses_the_measured_baseline_when_it_give
     nan = float("nan")
     pd.DataFrame([
         {"benchmark": "generated/cortex", "model": "m", "cases": 200, "epochs": 1, "baseline_accuracy": 0.045,
-         "detectable_gain_points": 8.04},
+         "detectable_gain_points": 8.04, "power_from": "t approximation"},
+        {"benchmark": "generated/cortex", "model": "s", "cases": 3, "epochs": 1, "baseline_accuracy": 0.5,
+         "detectable_gain_points": nan, "power_from": "simulation"},
         {"benchmark": "generated/trading", "model": "m", "cases": 200, "epochs": 1, "baseline_accuracy": 0.0,
-         "detectable_gain_points": nan},
+         "detectable_gain_points": nan, "power_from": ""},
         {"benchmark": "generated/trading", "model": "n", "cases": 1, "epochs": 1, "baseline_accuracy": 0.0,
-         "detectable_gain_points": nan},
+         "detectable_gain_points": nan, "power_from": ""},
     ]).to_csv(tmp_path / "tables" / "power.csv", index=False)
     text = generated_power(tmp_path, SYSTEMS)
     assert "| generated/cortex | m | 200 | 1 | 4.5 | measured | 8.0 |" in text
+    assert "| generated/cortex | s | 3 | 1 | 50.0 | measured | no gain reaches 80% power |" in text
     assert "| generated/trading | m | 200 | 1 | 30.0 | planning (blame/trading, tau 1) | 12.8 |" in text
     assert "| generated/trading | n | 1 | 1 | 30.0 | planning (blame/trading, tau 1) | no estimate (--cases 1: " in text
     assert (tmp_path / "generated_power.md").read_text(encoding="utf-8") == text
