@@ -112,6 +112,7 @@ def _fetch(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     # imported here so that `blame data` does not pay for pandas, statsmodels and matplotlib
+    from analysis._format import shell_word
     from analysis.outcomes import OutcomeError, parse_metric_args
     from analysis.report import ReportError, run_report
 
@@ -120,7 +121,7 @@ def _report(args: argparse.Namespace) -> int:
     except OutcomeError as error:
         print(f"blame report: {error}", file=sys.stderr)
         return 1
-    command = "blame " + " ".join(args.argv)
+    command = "blame " + " ".join(map(shell_word, args.argv))
     try:
         result = run_report(
             args.log_dir,

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from analysis._format import one_line, shell_word
-from analysis.report import run_report
+from blame_bench.cli import main
 
 TASK_FILE = "tasks/x.py; touch pwned #\n```\n# Injected by the task file"
 KEY = "x;touch pwned;y"
 METHOD = "all_at_once\n# Injected by the method"
 MODEL = "offline/first\u2028# Injected by the model"
+FOLDER = "hostile logs; touch pwned"
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +51,11 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> str:
     log.eval.solver_args = {**(log.eval.solver_args or {}), "max_log_chars": "3000\n# Injected by an argument"}
     log.eval.eval_id = log.eval.eval_id + "x"
     write_eval_log(log, str(root / "logs" / ("second-" + Path(log.location).name)))
-    run_report(root / "logs", root / "out", figures=False, progress=None, baseline=one_line(METHOD),
-               command="blame report logs --out out")
+    logs = root / "logs"
+    hostile = root / FOLDER
+    logs.rename(hostile)
+    assert main(["report", str(hostile), "--out", str(root / "out"), "--baseline", one_line(METHOD), "--no-figures",
+                 "--quiet"]) == 0
     return (root / "out" / "report.md").read_text(encoding="utf-8")
 
 
@@ -71,17 +76,26 @@ def _block(report: str) -> list[str]:
     return lines[start + 1:end]
 
 
-def test_the_reproduction_block_quotes_every_word_a_log_supplies(report: str) -> None:
+def _bash_words(line: str, cwd: Path) -> list[str]:
+    """The words bash reads in a command line (it runs ``set --`` on them, in ``cwd``: an unquoted
+    ``;`` in the line would run what follows, and leave a file there)."""
+    result = subprocess.run(["bash", "-c", f"set -- {line}\nprintf '%s\\0' \"$@\""], cwd=cwd, capture_output=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.decode().split("\0")[:-1]
+
+
+def test_the_reproduction_block_quotes_every_word_a_log_supplies(report: str, tmp_path: Path) -> None:
     block = _block(report)
-    assert block[0] == "blame report logs --out out" and len(block) == 3, block
-    argument = shell_word("max_log_chars=3000\n# Injected by an argument")
-    assert argument == "$'max_log_chars=3000\\x0a# Injected by an argument'" and argument in block[2]
+    assert len(block) == 3, block
+    report_words = _bash_words(block[0], tmp_path)
+    assert report_words[:2] == ["blame", "report"] and report_words[2].endswith("/" + FOLDER)
+    argument = "max_log_chars=3000\n# Injected by an argument"
     for line in block[1:]:
-        line = line.replace(shell_word(TASK_FILE), "TASKFILE").replace(shell_word(MODEL), "MODEL")
-        words = shlex.split(line.replace(argument, "ARGUMENT"))
-        assert words[:3] == ["inspect", "eval", "TASKFILE"] and words[words.index("--model") + 1] == "MODEL"
-        assert ["-T", f"{KEY}=v"] == words[words.index(f"{KEY}=v") - 1:words.index(f"{KEY}=v") + 1]
-        assert "touch" not in [word for word in words if not word.startswith(("x;", "TASK"))]
+        words = _bash_words(line, tmp_path)
+        assert words[:3] == ["inspect", "eval", TASK_FILE] and words[words.index("--model") + 1] == MODEL
+        assert words[words.index(f"{KEY}=v") - 1] == "-T"
+    assert argument in _bash_words(block[2], tmp_path)
+    assert not list(tmp_path.iterdir())  # nothing ran: no file made
 
 
 def test_an_end_before_the_start_is_an_unknown_wall_time(report: str) -> None:
