@@ -68,7 +68,7 @@ PARTIAL = "partial"
 COLUMNS: list[str] = [
     "cell", "paper", "source", "where", "label", "benchmark", "method", "model", "setting", "group", "metric", "unit",
     "published", "printed", "n_published", "matched", "our_model", "config", "setting_words", "protocol", "ours",
-    "low", "high", "difference", "inside", "n_cases", "n_trials", "paper_cases", "cut_logs", "cut_steps", "why",
+    "low", "high", "difference", "inside", "n_cases", "n_trials", "paper_cases", "logs", "cut_logs", "cut_steps", "why",
     "recipes", "caveat",
 ]
 VERIFIED = ("who_and_when", "blame")
@@ -380,15 +380,17 @@ def _row(cell: Cell, matched: str, **ours: Any) -> dict[str, Any]:
         "difference": value - cell.value if np.isfinite(value) else np.nan,
         "inside": bool(low <= cell.value <= high) if verdict else None,
         "n_cases": ours.get("n_cases", 0), "n_trials": ours.get("n_trials", 0), "paper_cases": cell.cases,
-        "cut_logs": ours.get("cut_logs", 0), "cut_steps": ours.get("cut_steps", 0), "why": ours.get("why", ""),
+        "logs": ours.get("logs", 0), "cut_logs": ours.get("cut_logs", 0), "cut_steps": ours.get("cut_steps", 0),
+        "why": ours.get("why", ""),
         "recipes": "; ".join(cell.recipes), "caveat": cell.caveat,
     }
 
 
 def _cut(trials: pd.DataFrame) -> dict[str, int]:
-    """Logs (cases) the render budget cut in some trial, and their cut steps (per case, the most of any trial)."""
+    """The run's logs (cases), those the render budget cut in some trial, and their cut steps (per
+    case, the most of any trial)."""
     per_case = pd.to_numeric(trials["cut_steps"], errors="coerce").groupby(trials["_case"]).max().fillna(0)
-    return {"cut_logs": int((per_case > 0).sum()), "cut_steps": int(per_case.sum())}
+    return {"logs": len(per_case), "cut_logs": int((per_case > 0).sum()), "cut_steps": int(per_case.sum())}
 
 
 def _partial(cell: Cell, trials: pd.DataFrame) -> str:

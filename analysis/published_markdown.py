@@ -93,7 +93,7 @@ def _notes(rows: pd.DataFrame) -> list[str]:
              for why in dict.fromkeys(rows.loc[rows["matched"] == PARTIAL, "why"])]
     cut = rows.iloc[0]
     if cut["cut_logs"]:
-        lines.append(f"The render budget cut {int(cut['cut_logs'])} of these {int(cut['n_cases'])} logs "
+        lines.append(f"The render budget cut {int(cut['cut_logs'])} of this run's {int(cut['logs'])} logs "
                      f"({int(cut['cut_steps'])} steps); the papers fed their methods whole logs.")
     return lines
 

@@ -467,8 +467,8 @@ def test_the_render_budget_cut_is_counted_and_said_under_the_table() -> None:
     for row in rows:
         row["cut_steps"] = {"hc_1": 3.0, "hc_2": 2.0}.get(row["case"], 0.0)
     table = reproduction_table(frame(*rows), cells=[c for c in load_published() if c.id == "ww-t1-aao-hc-gt-agent"])
-    assert (table.iloc[0]["cut_logs"], table.iloc[0]["cut_steps"]) == (2, 5)
-    assert "The render budget cut 2 of these 58 logs (5 steps); the papers fed their methods whole logs." in (
+    assert (table.iloc[0]["logs"], table.iloc[0]["cut_logs"], table.iloc[0]["cut_steps"]) == (58, 2, 5)
+    assert "The render budget cut 2 of this run's 58 logs (5 steps); the papers fed their methods whole logs." in (
         reproduction_markdown(table))
 
 
