@@ -7,7 +7,7 @@ the logs regenerates the same frames.
 
 Which logs are used
 -------------------
-:func:`read_logs` lists a directory with ``analysis.logdir.log_paths`` (recursively, links followed) and
+:func:`read_logs` lists a directory with ``analysis.log_listing`` (recursively, links followed) and
 reads the logs in sorted path order, one at a time, printing one progress line per log to
 stderr. A log whose status is not ``success`` (error, cancelled, started) or that cannot be read
 (or is no regular file) is skipped with a warning and listed in :attr:`LogSet.logs` with the
@@ -345,8 +345,8 @@ class LogSet:
 
 
 def list_logs(log_dir: str | Path) -> list[str]:
-    """Every eval log under ``log_dir`` (recursively, symbolic links followed: ``logdir.log_paths``), as sorted paths."""
-    from analysis.logdir import log_paths
+    """Every eval log under ``log_dir`` (recursively, symbolic links followed), as sorted paths."""
+    from analysis.log_listing import log_paths
 
     return log_paths(log_dir)
 

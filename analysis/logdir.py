@@ -1,51 +1,24 @@
-"""The log folder of ``blame report`` and ``blame power``: its eval logs (symbolic links to logs and to
-folders of logs read like logs), its usable logs, or one line saying why none."""
+"""The log folder of ``blame report`` and ``blame power``: its usable logs (symbolic links to logs and to
+folders of logs read like logs: ``log_listing``), or one line saying why none."""
 
 from __future__ import annotations
 
-import os
-import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
-if TYPE_CHECKING:
-    from analysis.frames import LogSet
+from analysis.frames import LogSet, read_logs
 
-__all__ = ["LogDirError", "log_paths", "read_usable_logs"]
-
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}")
-"""Inspect's rule: a ``.json`` file is a log only when its name starts with a full ISO timestamp."""
-
-
-def log_paths(log_dir: str | Path) -> list[str]:
-    """Every eval log under ``log_dir`` (recursively, following symbolic links to files and folders,
-    each real folder once), as sorted paths: a ``*.eval`` file, or a ``*.json`` one whose name starts
-    with Inspect's timestamp. A dangling link named like a log is listed (``read_logs`` says why it is
-    unreadable). Inspect's own listing skips every symbolic link."""
-    found: list[str] = []
-    seen: set[str] = set()
-    for folder, subfolders, files in os.walk(log_dir, followlinks=True):
-        real = os.path.realpath(folder)
-        if real in seen:  # a link back to a folder already walked (a cycle, or two links to one folder)
-            subfolders[:] = []
-            continue
-        seen.add(real)
-        subfolders.sort()
-        found += [os.path.join(folder, name) for name in files
-                  if name.endswith(".eval") or (name.endswith(".json") and _TIMESTAMP.match(name))]
-    return sorted(found)
+__all__ = ["LogDirError", "read_usable_logs"]
 
 
 class LogDirError(ValueError):
     """LOG_DIR is missing, not a folder, unreadable, or holds no usable eval log."""
 
 
-def read_usable_logs(log_dir: str | Path, progress: TextIO | None = sys.stderr) -> "LogSet":
+def read_usable_logs(log_dir: str | Path, progress: TextIO | None = sys.stderr) -> LogSet:
     """``frames.read_logs`` of ``log_dir``, or a LogDirError naming the folder: missing, not a
     folder, unreadable, holding no eval log, or none usable (each log listed with its reason)."""
-    from analysis.frames import read_logs
-
     root = Path(log_dir)
     try:
         if not root.is_dir():

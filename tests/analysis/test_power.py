@@ -123,7 +123,7 @@ def test_generated_power_says_no_gain_reaches_80_percent_instead_of_a_planning_f
 def test_symbolic_links_to_logs_are_read_like_logs(log_dir, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     """A folder of links (one per log, one to a folder of logs, a dangling one and one back to the
     folder itself) lists every log once and gives the same power table as the logs themselves."""
-    from analysis.logdir import log_paths
+    from analysis.frames import list_logs
 
     links, first, logs = tmp_path / "links", tmp_path / "first", sorted(log_dir.glob("*.eval"))
     (links / "sub").mkdir(parents=True)
@@ -134,7 +134,7 @@ def test_symbolic_links_to_logs_are_read_like_logs(log_dir, tmp_path, capsys: py
     (links / "sub" / "first").symlink_to(first)
     (links / "sub" / "loop").symlink_to(links)
     (links / "gone.eval").symlink_to(tmp_path / "missing.eval")
-    found = log_paths(links)
+    found = list_logs(links)
     assert len(found) == len(logs) + 1 and str(links / "sub" / "first" / logs[0].name) in found
     assert str(links / "gone.eval") in found and not any("/loop/" in path for path in found)
     assert main(["power", str(log_dir)]) == 0
