@@ -63,7 +63,8 @@ def test_generated_table1_reports_table1_on_blames_mix_with_the_design_effect(
         assert f"### generated/{system}" in table1
         assert f"| generated/{system} | offline/random " in power  # the report's power table, 12 cases
     assert table1.count("Clustering by problem type (fault set; the safe runs are in their own row") == 2
-    assert re.search(r"poirot: design effect \d+\.\d\d over \d+ problem types, \d+ effective of 12 sessions", table1)
+    assert re.search(r"poirot: design effect \d+\.\d\d over \d+ problem types, \d+ effective of 12 sessions, "
+                     r"detectable gain beyond the catalogue (\d+\.\d points|no estimate \(--)", table1)
     assert SAFE_ROW not in table1  # no safe runs by default
     gains = (out / "generated_power.md").read_text(encoding="utf-8")
     assert gains in printed.out
@@ -141,6 +142,18 @@ def test_a_planted_no_fault_method_does_not_beat_the_judge_overall() -> None:
     assert (by["safe"]["acc_treatment"], by["safe"]["acc_baseline"], by["safe"]["n_cases"]) == (1.0, 0.25, 4)
     # the gain per session is -1 on the two sessions the judge got right (one per type): ICC 0, design effect 1
     assert (by["overall"]["design_effect"], by["overall"]["n_effective"], by["overall"]["n_types"]) == (1.0, 6.0, 2)
+
+
+def test_the_gain_beyond_the_catalogue_is_the_detectable_gain_at_the_effective_sessions() -> None:
+    """40.2 effective sessions of 120 trials on 60 cases (2 epochs), baseline 30%: the detectable
+    gain of 40 cases x 2 epochs; a 0% baseline or under 2 effective sessions: no estimate, why."""
+    from analysis.design_effect import beyond_catalogue
+    from analysis.power import detectable_gain
+
+    row = {"n_effective": 40.2, "n_baseline": 120, "n_cases": 60, "acc_baseline": 0.3}
+    assert beyond_catalogue(row) == f"{detectable_gain(40, 2, 0.3).detectable_gain_points:.1f} points"
+    assert beyond_catalogue({**row, "acc_baseline": 0.0}).startswith("no estimate (--baseline-accuracy 0.0: ")
+    assert beyond_catalogue({**row, "n_effective": 1.4}).startswith("no estimate (--cases 1: ")
 
 
 def test_the_design_effect_is_kishs_from_the_anova_intraclass_correlation() -> None:
