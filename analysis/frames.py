@@ -85,7 +85,6 @@ import numpy as np
 import pandas as pd
 
 from analysis._format import one_line
-from analysis._format import one_line
 from analysis.complexity import participants
 from analysis.configs import config_identity, log_config
 from analysis.settings import setting_words
@@ -503,8 +502,6 @@ def tidy_samples(raw: pd.DataFrame) -> pd.DataFrame:
             df[column[2:]] = raw[column]
     df["benchmark"] = df["source"].where(df["source"].notna(), df["task"]) if "source" in df else df["task"]
     df["method"] = df["method"].where(df["method"].notna(), df["solver"]).fillna("unknown")
-    for column in ("benchmark", "task", "model", "method", "solver"):  # names a report shows: one line each
-        df[column] = df[column].map(lambda name: one_line(name) if isinstance(name, str) else name)
     for column in ("benchmark", "task", "model", "method", "solver"):  # names a report shows: one line each
         df[column] = df[column].map(lambda name: one_line(name) if isinstance(name, str) else name)
     df["case"] = df["case"].astype(str)
