@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
 from inspect_ai._util.error import PrerequisiteError
 
@@ -78,7 +79,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                        help="a model argument (repeatable), e.g. -M base_url=http://localhost:8000/v1")
     model.add_argument("-G", dest="generate", action="append", type=key_value, default=None, metavar="KEY=VALUE",
                        help="a generation setting (GenerateConfig; repeatable), e.g. -G temperature=0.7")
+    parser.error = _usage_error  # type: ignore[method-assign]
     parser.set_defaults(run=_generate)
+
+
+def _usage_error(message: str) -> NoReturn:
+    """argparse's refusal (an unparsable number, a missing option) as one line, exit status 2."""
+    print(f"blame generate: {message} (blame generate --help lists the options)", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def _generate(args: argparse.Namespace) -> int:

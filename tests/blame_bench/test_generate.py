@@ -113,6 +113,20 @@ def test_more_bad_arguments_are_one_line_before_any_work(arguments: list[str], n
     assert not (tmp_path / "out").exists() and not (tmp_path / "logs").exists()
 
 
+@pytest.mark.parametrize(("arguments", "named"), [
+    (["cortex", "--sessions", "abc"], "argument --sessions: invalid int value: 'abc'"),
+    (["cortex", "--sessions", "2", "--safe-share", "half"], "argument --safe-share: invalid float value: 'half'"),
+    (["cortex"], "the following arguments are required: --sessions"),
+    (["cortex", "--sessions", "2", "--mode", "model", "--model", "offline/random", "-M", "seed"], "takes KEY=VALUE"),
+])
+def test_what_argparse_refuses_is_one_line_too(arguments: list[str], named: str, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit) as exited:
+        main(["generate", *arguments, "--out", str(tmp_path / "out")])
+    assert named in _one_line_refusal(capsys, exited.value.code)
+    assert not (tmp_path / "out").exists()
+
+
 def _out_cases(tmp_path: Path) -> dict[str, tuple[str, str]]:
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")
