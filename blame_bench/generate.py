@@ -1,7 +1,7 @@
 """``blame generate``: a labelled benchmark of any size from a runnable seed system.
 
     blame generate SYSTEM --sessions N --out DIR [--seed S] [--faults ID,...]
-                   [--max-faults k] [--safe-share p] [--decisive-only]
+                   [--max-faults k] [--safe-share p] [--decisive-only] [--mix blame]
                    [--mode template|model --model M [--max-attempts A] [--log-dir DIR]
                     [--max-retries R] [--timeout S] [--attempt-timeout S] [--max-connections C]
                     [-M KEY=VALUE] [-G KEY=VALUE]]
@@ -53,13 +53,17 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", required=True, metavar="DIR", help="the folder to write (new or empty)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="the generator's seed (default 0)")
     parser.add_argument("--faults", default=None, metavar="ID,...",
-                        help="distinct fault ids to draw from (default: the system's whole catalogue)")
+                        help="distinct fault ids to draw from (default: the system's default draw; the card names "
+                        "the faults it leaves out)")
     parser.add_argument("--max-faults", type=int, default=1, metavar="K",
                         help="up to K faults per session, combined (default 1)")
     parser.add_argument("--safe-share", type=float, default=0.25, metavar="P",
                         help="share of sessions with no fault (default 0.25)")
     parser.add_argument("--decisive-only", action="store_true",
                         help="keep only faulty sessions whose outcome differs from their clean twin's")
+    parser.add_argument("--mix", default=None, metavar="NAME",
+                        help="blame: each faulty session's fault set drawn from BLAME's cases (template mode; "
+                        "not with --faults or --max-faults)")
     parser.add_argument("--mode", default="template", metavar="MODE",
                         help="template (default: deterministic role templates, no model) or model")
     model = parser.add_argument_group("mode model (Inspect's options, as for inspect eval)")
@@ -116,7 +120,8 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     try:
         summary = generate(args.system, args.sessions, args.seed, args.out, args.faults, args.max_faults,
-                           args.safe_share, args.decisive_only, progress=progress, mode=args.mode, **model_args)
+                           args.safe_share, args.decisive_only, progress=progress, mode=args.mode, mix=args.mix,
+                           **model_args)
     except ArgumentError as error:
         print(f"blame generate: {one_line(error)}", file=sys.stderr)
         return 2

@@ -21,7 +21,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from blame.arguments import ArgumentError
 from blame.trajectory_folder import load_trajectory_folder
 from blame_bench.cli import main
-from simulators import STAGING_BYTES, generate
+from simulators import STAGING_BYTES, generate, systems
 
 
 def folder_digest(folder: Path) -> str:
@@ -101,6 +101,8 @@ def _one_line_refusal(capsys: pytest.CaptureFixture[str], code: int, status: int
     (["--mode", "model", "--model", "offline/random", "-G", "temperature=hot"], "temperature='hot': expected a valid setting"),
     (["--mode", "model", "--model", "offline/random", "-G", "timeout=3", "--timeout", "4"], "both given"),
     (["--timeout", "30"], "--timeout needs --mode model"),
+    (["--mix", "nope"], "mix='nope': expected None or one of blame"),
+    (["--mix", "blame", "--mode", "model", "--model", "offline/random"], "a mix is drawn in template mode only"),
     (["-M", "seed=1"], "-M needs --mode model"),
     (["--mode", "model", "--model", "offline/random", "--log-dir", "a\0b"], "cannot hold a NUL byte"),
 ])
@@ -275,6 +277,16 @@ def test_a_failing_server_ends_within_the_retries_given(tmp_path: Path, monkeypa
     err = _one_line_refusal(capsys, code, status=1)
     assert "the generation run ended with status error" in err and elapsed < 60, (err, elapsed)
     assert not (tmp_path / "out").exists()
+
+
+def test_the_mix_option_draws_blames_fault_sets(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """--mix blame reaches the generator: every faulty session holds one of BLAME's fault sets and
+    the card states the mix."""
+    assert main(["generate", "trading", "--sessions", "6", "--safe-share", "0", "--mix", "blame",
+                 "--out", str(tmp_path / "out")]) == 0
+    blame_sets = {tuple(group) for group in systems()["trading"].blame_mix}
+    assert {tuple(t.label.fault_names) for t in load_trajectory_folder(tmp_path / "out")} <= blame_sets
+    assert '"mix": "blame"' in (tmp_path / "out" / "README.md").read_text()
 
 
 def test_the_help_names_every_registered_system(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
