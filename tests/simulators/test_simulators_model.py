@@ -117,6 +117,8 @@ def test_model_mode_arguments_are_one_line(tmp_path: Path) -> None:
         simulate("cortex", sesions=3)
     with pytest.raises(ArgumentError, match=r"^Invalid argument faults='EXO-Y': expected fault ids of cortex"):
         simulate("cortex", faults="EXO-Y")
+    with pytest.raises(ArgumentError, match=r"^Invalid argument faults='EXO-X,EXO-X': expected each fault id once"):
+        simulate("cortex", faults="EXO-X, EXO-X")
     with pytest.raises(ArgumentError, match=r"^Invalid argument max_attempts=0"):
         generate("cortex", 1, 0, tmp_path / "a", mode="model", model="offline/random", max_attempts=0)
 
