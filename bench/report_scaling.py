@@ -3,15 +3,15 @@
 Builds the logs in-process: ``--templates`` generated CORTEX sessions (``simulators.generate``,
 template mode, seed 0) are run through the trajectories task on ``offline/random`` with POIROT,
 the single judge and step-by-step (one Inspect log per method), and each log's samples are then
-repeated, each copy under a new id (``s00000``...), to ``--sessions`` samples per method
+repeated, each copy under a new id (``s00000``...) and uuid (Inspect's ``samples_df`` keys samples
+by uuid: copies sharing one were read as one sample), to ``--sessions`` samples per method
 (``write_eval_log``): what ``blame report`` reads is real eval logs of the size asked, with the
 model's work left out. Then ``blame report LOGS --out OUT --no-figures --quiet`` runs in a fresh
 process, and its CPU seconds (user + system) and peak resident memory (``ru_maxrss``) are read
 from that child's resource usage; the wall time is beside them. Target at 10,000 sessions x 3
-methods: under 3 CPU minutes and 1 GB. Measured (``results/report_scaling.md``): 163.7 CPU s (met)
-and a peak of 1,481 MB (missed) over 30,000 samples in 284 MB of logs, 40.9 CPU s and 650 MB at
-2,500 sessions; building the logs took 75 s at 2,500 sessions on an idle machine and 36 minutes at
-10,000 on a loaded one (writing the copied samples is the slow part).
+methods: under 3 CPU minutes and 1 GB. Measured (``results/report_scaling.md``): 188.1 CPU s and
+a peak of 1,479 MB over 30,000 samples in 284 MB of logs, both targets missed; building the logs
+took about 6 minutes (writing the copied samples is the slow part).
 
     .venv/bin/python bench/report_scaling.py                                  # 10,000 sessions
     .venv/bin/python bench/report_scaling.py --sessions 1000 --out /tmp/s.md  # a quick check
@@ -55,7 +55,7 @@ def build_logs(folder: Path, sessions: int, templates: int) -> Path:
         copies = []
         for i in range(sessions):
             sample = log.samples[i % len(log.samples)]
-            copies.append(sample.model_copy(update={"id": f"s{i:05d}"}))
+            copies.append(sample.model_copy(update={"id": f"s{i:05d}", "uuid": f"{log.eval.eval_id}-{i:05d}"}))
         log.samples = copies
         log.eval.dataset.samples = sessions
         log.eval.dataset.sample_ids = [sample.id for sample in copies]
