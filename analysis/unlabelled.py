@@ -44,12 +44,13 @@ def _attribution(sample) -> Attribution | None:
 
 
 def unscored(paths: Sequence[str | Path]) -> bool:
-    """Whether none of these logs holds a score: the logs of a folder with nothing to score
-    (``tasks.trajectories`` gives it no scorer). Reads the logs' headers only."""
+    """Whether none of these logs has a scorer: the logs of a folder with nothing to score
+    (``tasks.trajectories`` gives it no scorer). A log whose scorers never ran (every sample
+    errored) is not unscored: the report refuses it. Reads the logs' headers only."""
     from inspect_ai.log import read_eval_log
 
     headers = [read_eval_log(str(path), header_only=True) for path in paths]
-    return all(header.results is None or not header.results.scores for header in headers)
+    return all(not header.eval.scorers for header in headers)
 
 
 def attribution_rows(paths: Sequence[str | Path]) -> pd.DataFrame:

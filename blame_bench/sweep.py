@@ -56,6 +56,7 @@ from types import MappingProxyType
 from typing import Any
 
 from blame_bench.log_status import folder_problem, log_statuses, one_line, set_aside, superseded
+from scorers.vector import FAULT_GROUP_KEY
 from simulators.dataset import MAX_SEED, MAX_SESSIONS
 
 BOUNDS = {"--limit": (1, 1_000_000), "--epochs": (1, 1000), "--retry-attempts": (0, 100),
@@ -201,13 +202,13 @@ def _task(run: Run) -> Any:
 
 
 def stratified(dataset: Any, limit: int) -> Any:
-    """The first ``limit`` samples of ``dataset``, but when it holds both failures (a label) and safe
-    runs (``label_source`` None): its first ceil(limit/2) failures and first floor(limit/2) safe runs,
+    """The first ``limit`` samples of ``dataset``, but when it holds both failures and safe runs
+    (``fault_group`` ``safe``: succeeded, no label): its first ceil(limit/2) failures and first floor(limit/2) safe runs,
     the other kind filling in when one runs short, in dataset order (a ``MemoryDataset``)."""
     from inspect_ai.dataset import MemoryDataset
 
     samples = list(dataset)
-    is_safe = [(s.metadata or {}).get("label_source") is None for s in samples]
+    is_safe = [(s.metadata or {}).get(FAULT_GROUP_KEY) == "safe" for s in samples]
     safe = [i for i, flag in enumerate(is_safe) if flag]
     failures = [i for i, flag in enumerate(is_safe) if not flag]
     if not safe or not failures:

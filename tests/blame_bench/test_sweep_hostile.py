@@ -180,7 +180,7 @@ def test_the_auditing_limit_takes_failures_and_safe_runs_alike():
     dataset order; a task with fewer of one kind fills up with the other."""
     from blame_bench.sweep import _task
 
-    safe = lambda sample: sample.metadata["label_source"] is None  # noqa: E731
+    safe = lambda sample: sample.metadata["fault_group"] == "safe"  # noqa: E731
     for limit in (1, 2, 10):
         for run_ in {(r.task, tuple(r.task_args.items())): r for r in recipe("auditing").runs}.values():
             dataset = _task(run_).dataset
