@@ -5,6 +5,7 @@ decide, as before. Every registered solver runs on a generated folder of each sy
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -23,13 +24,32 @@ from tasks.trajectories import trajectories
 SYSTEMS = sorted(systems())
 
 
+SEEDS = range(40)
+"""The seeds searched, in order, for a folder holding every kind of session the tests need."""
+
+
+def kinds(records) -> set[str]:
+    """The kinds of session in a folder: safe, agent fault (a step label), no agent fault (no step)."""
+    return {"safe" if t.label is None else "agent" if t.label.step is not None else "no agent" for t in records}
+
+
+def seeded_folder(system: str, root: Path) -> Path:
+    """Eight sessions of ``system`` from the first seed of ``SEEDS`` whose folder holds a safe run, an
+    agent-fault session and a session of non-agent faults only (no chosen seed: a new system works)."""
+    for seed in SEEDS:
+        folder = root / f"{system}-{seed}"
+        generate(system, 8, seed, folder, max_faults=2, safe_share=0.3)
+        if kinds(load_trajectory_folder(folder)) == {"safe", "agent", "no agent"}:
+            return folder
+        shutil.rmtree(folder)
+    raise AssertionError(f"no seed of {SEEDS} gives {system} a folder of safe, agent-fault and non-agent sessions")
+
+
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Eight sessions of each system (seeded: safe runs, agent and non-agent faults), and a step folder."""
+    """A folder of each system (safe runs, agent and non-agent faults), and a step folder."""
     root = tmp_path_factory.mktemp("generated")
-    out = {name: root / name for name in SYSTEMS}
-    for name, folder in out.items():
-        generate(name, 8, 3, folder, max_faults=2, safe_share=0.3)
+    out = {name: seeded_folder(name, root) for name in SYSTEMS}
     write_trajectories(load_agentrx(None, "tau_retail")[:2] + load_agentrx(None, "tau_retail_safe")[:1],
                        root / "step", "step", "test folder")
     out["step"] = root / "step"
@@ -67,7 +87,7 @@ def test_vector_scoring_takes_every_session_a_safe_run_as_the_zero_vector(system
 def test_step_scoring_audits_the_agent_fault_sessions_and_the_safe_runs(system: str, folders) -> None:
     records = load_trajectory_folder(folders[system])
     kept = [t for t in records if t.label is None or t.label.step is not None]
-    assert len(kept) < len(records), "the seeded folder holds a session of non-agent faults only"
+    assert len(kept) < len(records), "the folder holds a session of non-agent faults only"
     task = trajectories(data_dir=str(folders[system]), score="step")
     assert _names(task)[0] == "auditing" and _headline(task) == ("auditing", None, "exact_f1")
     assert [s.id for s in task.dataset] == [t.id for t in kept]
@@ -108,7 +128,7 @@ def test_a_folder_without_agent_faults_or_safe_runs_cannot_be_step_scored(tmp_pa
 @pytest.mark.parametrize("value", ["Vector", "steps", "", 1])
 def test_a_misspelt_score_is_one_line_with_the_valid_values(value, folders) -> None:
     with pytest.raises(ArgumentError, match=r"^Invalid argument score=.*: expected one of vector, step\.$"):
-        trajectories(data_dir=str(folders["cortex"]), score=value)
+        trajectories(data_dir=str(folders[SYSTEMS[0]]), score=value)
 
 
 @pytest.mark.parametrize("score", ["vector", "step"])
