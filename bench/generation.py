@@ -11,6 +11,12 @@ largest N, per system, start-up included. Target: 2,000 sessions in
 total (1,000 per system) in under 2 minutes on 2 cores, linear in N. Writes the table and the
 figure ``generation.png`` (time and memory against N) beside ``--out``.
 
+``--memory``: one fresh process per system and N (default 1,000 and 5,000) runs
+:func:`simulators.generate` (the streaming export: each session written as it is kept) after a
+warm-up of 2 sessions, and reports the peak resident memory after the warm-up and at the end,
+and their difference per session. Target: bounded in N (the difference per session falls as N
+grows). Writes ``generation_memory.md`` (and ``.json``) at ``--out``.
+
 ``--model``: ``--model-sessions`` sessions (default 8) of each system in model mode through
 ``inspect_ai.eval`` on ``--model-name`` (default ``offline/random``; at most 2 attempts per
 session, ``blame generate``'s default), and from the Inspect logs the attempts (each a clean twin
@@ -19,6 +25,7 @@ tokens per attempt, and the calls per kept session. The offline model answers at
 random text fails most manifestation checks, so these are counts, not a model's speed or yield.
 
     .venv/bin/python bench/generation.py --out results/generation.md            # about 3 minutes
+    .venv/bin/python bench/generation.py --memory --out results/generation_memory.md  # about 15 minutes
     .venv/bin/python bench/generation.py --model --out results/generation_model.md
 """
 
@@ -37,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 SIZES = (125, 250, 500, 1_000)
+MEMORY_SIZES = (1_000, 5_000)
 SYSTEMS = ("cortex", "trading")
 TARGET_S, TARGET_SESSIONS = 120.0, 1_000
 
@@ -63,6 +71,40 @@ def measure_template(sessions: int) -> dict[str, Any]:
     row["total_s"] = sum(s["wall_s"] for s in row["systems"].values())
     row["peak_mb"] = _peak_mb()
     return row
+
+
+def measure_memory(system: str, sessions: int) -> dict[str, Any]:
+    """Peak resident MB of this process after a warm-up of 2 sessions, and after ``sessions`` more."""
+    from simulators import generate
+
+    with tempfile.TemporaryDirectory() as tmp:
+        generate(system, 2, 0, Path(tmp) / "warm")
+        warm = _peak_mb()
+        wall = time.perf_counter()
+        generate(system, sessions, 0, Path(tmp) / "out")
+        return {"system": system, "sessions": sessions, "wall_s": time.perf_counter() - wall, "warm_mb": warm,
+                "peak_mb": _peak_mb()}
+
+
+def memory_rows(sizes: tuple[int, ...] = MEMORY_SIZES) -> list[dict[str, Any]]:
+    """:func:`measure_memory` per system and size, each in a fresh process."""
+    rows = []
+    for n in sizes:
+        for system in SYSTEMS:
+            out = subprocess.run([sys.executable, __file__, "--one-memory", f"{system}:{n}"], capture_output=True,
+                                 text=True, check=True, cwd=Path(__file__).resolve().parents[1])
+            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            print(f"{system} {n}: {rows[-1]['peak_mb']:.0f} MB", file=sys.stderr, flush=True)
+    return rows
+
+
+def memory_table(rows: list[dict[str, Any]]) -> list[str]:
+    return [
+        "| system | sessions | wall s | peak MB after the warm-up | peak MB | MB per session above the warm-up |",
+        "|---|---|---|---|---|---|",
+        *[f"| {r['system']} | {r['sessions']:,} | {r['wall_s']:.1f} | {r['warm_mb']:.0f} | {r['peak_mb']:.0f} | "
+          f"{(r['peak_mb'] - r['warm_mb']) / r['sessions']:.3f} |" for r in rows],
+    ]
 
 
 def template_rows(sizes: tuple[int, ...] = SIZES) -> list[dict[str, Any]]:
@@ -177,23 +219,34 @@ def _context(argv: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="sessions per system, comma-separated")
+    parser.add_argument("--sizes", default=None, help="sessions per system, comma-separated")
+    parser.add_argument("--memory", action="store_true", help="peak memory per system at --sizes (default 1000,5000)")
     parser.add_argument("--model", action="store_true", help="model-mode calls and tokens per session instead")
     parser.add_argument("--model-sessions", type=int, default=8, help="sessions per system in model mode")
     parser.add_argument("--model-name", default="offline/random", help="the Inspect model of model mode")
     parser.add_argument("--out", type=Path, help="write the Markdown table here as well (and the figure beside it)")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # one template measurement, as JSON
+    parser.add_argument("--one-memory", help=argparse.SUPPRESS)  # SYSTEM:N, one memory measurement, as JSON
     args = parser.parse_args(argv)
     argv = list(sys.argv[1:] if argv is None else argv)
     if args.one:
         print(json.dumps(measure_template(args.one)))
         return 0
-    if args.model:
+    if args.one_memory:
+        system, n = args.one_memory.split(":")
+        print(json.dumps(measure_memory(system, int(n))))
+        return 0
+    sizes = tuple(int(n) for n in args.sizes.split(",")) if args.sizes else MEMORY_SIZES if args.memory else SIZES
+    if args.memory:
+        rows = memory_rows(sizes)
+        lines = [f"Peak memory of template-mode generation, one fresh process per system and N ({_context(argv)}):",
+                 "", *memory_table(rows)]
+    elif args.model:
         rows = measure_model(args.model_sessions, args.model_name)
         lines = [f"Model-mode generation, calls and tokens from the Inspect logs ({_context(argv)}):", "",
                  *model_table(rows)]
     else:
-        rows = template_rows(tuple(int(n) for n in args.sizes.split(",")))
+        rows = template_rows(sizes)
         largest = rows[-1]["sessions"]
         command = command_seconds(largest)
         lines = [f"Template-mode generation, one fresh process per N ({_context(argv)}):", "", *template_table(rows),
@@ -207,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")
         args.out.with_suffix(".json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
-        if not args.model:
+        if not args.model and not args.memory:
             template_figure(rows, args.out.parent / "generation.png")
     return 0
 

@@ -17,8 +17,8 @@ checks each copy against the record; a folder written before ``outcome`` (a bool
 candidate rejected) and ``trajectory`` (no label): failed runs a labeller did not label, kept
 apart so that nobody reads them as safe controls.
 
-Files are written with Hugging Face ``datasets`` and read with ``pyarrow`` (no cache written).
-Both are imported inside the functions: importing this module stays cheap. Any malformed input
+Files are written and read with ``pyarrow`` (no cache written; the schema carries the Hugging
+Face ``datasets`` features), imported inside the functions: importing this module stays cheap. Any malformed input
 (a data file that is not a parquet file, a missing column, a wrong type, invalid JSON, NaN or a
 repeated key, a record the schema refuses or no loader would make (:func:`record_problem`), a
 meta contradicting the computed covariates (:func:`record_covariates`), a flat column that
@@ -35,7 +35,7 @@ import re
 import shutil
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,48 +69,122 @@ class UnlabelledRun(BaseModel):
 
 
 def write_trajectories(
-    trajectories: Sequence[Trajectory],
+    trajectories: Iterable[Trajectory],
     out_dir: str | Path,
     title: str,
     description: str,
     license: str = "unknown",
     unlabelled: Sequence[UnlabelledRun] = (),
 ) -> Path:
-    """Write ``trajectories`` (and ``unlabelled`` runs) as a folder in the format above, with a
-    dataset card titled ``title`` whose text starts with ``description`` (Markdown). ``out_dir``
-    must not exist or be empty. Returns the folder.
+    """Write ``trajectories`` (any iterable, consumed once) and ``unlabelled`` runs as a folder in
+    the format above, with a dataset card titled ``title`` whose text starts with ``description``
+    (Markdown). ``out_dir`` must not exist or be empty. Returns the folder. Memory is bounded by
+    :class:`FolderWriter`'s chunk, not by the number of trajectories.
 
     Atomic: the folder is written as a hidden sibling (``.<name>.partial-*``) and renamed onto
     ``out_dir`` only when complete, so ``out_dir`` is either left as it was or holds a whole folder.
     When another writer got there first (two exports into one ``--out``), the rename fails and
     this raises ``FileExistsError`` (one line), leaving the other writer's folder whole."""
-    out = Path(out_dir)
-    _refuse_occupied(out)
-    checks = [(t, _sample_problem) for t in trajectories] + [(run.trajectory, record_problem) for run in unlabelled]
-    for trajectory, check in checks:
-        problem = check(trajectory)
+    with FolderWriter(out_dir, license) as writer:
+        for trajectory in trajectories:
+            writer.add(trajectory)
+        return writer.finish(title, description, unlabelled)
+
+
+class FolderWriter:
+    """A trajectory folder written record by record: :meth:`add` checks each record (the
+    loader's checks, ids unique) and writes ``CHUNK`` rows at a time as one parquet row group;
+    :meth:`finish` writes the card and renames the hidden sibling it writes into (``staging``)
+    onto ``out_dir``. Leaving the ``with`` block without :meth:`finish` (an error) removes the
+    sibling, so nothing is left. A record that fails a check raises ``ValueError`` naming it."""
+
+    CHUNK = 256
+
+    def __init__(self, out_dir: str | Path, license: str = "unknown") -> None:
+        import pyarrow.parquet as pq
+
+        self.out, self.license = Path(out_dir), license
+        _refuse_occupied(self.out)
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        self.staging = self.out.parent / f".{self.out.name}.partial-{uuid.uuid4().hex[:12]}"
+        self.staging.mkdir()
+        (self.staging / "data").mkdir()
+        self._writer = pq.ParquetWriter(self.staging / "data" / SHARD, _schema(COLUMNS))
+        self._rows: list[Trajectory] = []
+        self._ids: set[str] = set()
+        self._counts: Counter[str] = Counter()
+        self._sources: set[str] = set()
+        self.count = 0
+
+    def __enter__(self) -> FolderWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._writer.close()
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+    def add(self, trajectory: Trajectory) -> None:
+        problem = _sample_problem(trajectory)
         if problem:
             raise ValueError(f"trajectory {trajectory.id!r}: field {problem[0]!r}: {problem[1]}")
-    ids = [t.id for t in trajectories] + [run.trajectory.id for run in unlabelled]
-    counts = Counter(ids)
-    repeated = sorted(i for i, n in counts.items() if n > 1)
-    if repeated:
-        raise ValueError(f"repeated trajectory ids: {repeated[:5]}")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.parent / f".{out.name}.partial-{uuid.uuid4().hex[:12]}"
-    partial.mkdir()
-    try:
-        _write_folder(partial, trajectories, title, description, license, unlabelled)
-        _refuse_occupied(out)
+        if trajectory.id in self._ids:
+            raise ValueError(f"repeated trajectory ids: {[trajectory.id]}")
+        self._ids.add(trajectory.id)
+        key = f"{trajectory.label_source} (outcome {trajectory.outcome})" if trajectory.label is None else trajectory.label_source
+        self._counts[str(key)] += 1
+        self._sources.add(trajectory.source)
+        self.count += 1
+        self._rows.append(trajectory)
+        if len(self._rows) >= self.CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        rows, self._rows = self._rows, []
+        if rows:
+            self._writer.write_table(pa.table({
+                "id": [t.id for t in rows], "source": [t.source for t in rows],
+                "label_kind": [t.label_kind for t in rows], "label_source": [label_source(t.label) for t in rows],
+                "outcome": [t.outcome for t in rows], "trajectory": [t.model_dump_json() for t in rows],
+            }, schema=self._writer.schema))
+
+    def finish(self, title: str, description: str, unlabelled: Sequence[UnlabelledRun] = ()) -> Path:
+        """Write the rest, ``unlabelled`` (config ``abstained``) and the card; rename into place."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self._flush()
+        self._writer.close()
+        for run in unlabelled:
+            problem = record_problem(run.trajectory)
+            if problem:
+                raise ValueError(f"trajectory {run.trajectory.id!r}: field {problem[0]!r}: {problem[1]}")
+        repeated = sorted({i for i, n in Counter(run.trajectory.id for run in unlabelled).items() if n > 1}
+                          | {run.trajectory.id for run in unlabelled} & self._ids)
+        if repeated:
+            raise ValueError(f"repeated trajectory ids: {repeated[:5]}")
+        if unlabelled:
+            (self.staging / "abstained").mkdir()
+            pq.write_table(pa.table({
+                "id": [run.trajectory.id for run in unlabelled],
+                "source": [run.trajectory.source for run in unlabelled],
+                "label_kind": [run.trajectory.label_kind for run in unlabelled],
+                "status": [run.status for run in unlabelled],
+                "reason": [run.reason for run in unlabelled],
+                "provenance": [run.provenance.model_dump_json() for run in unlabelled],
+                "trajectory": [run.trajectory.model_dump_json() for run in unlabelled],
+            }, schema=_schema(ABSTAINED_COLUMNS)), self.staging / "abstained" / SHARD)
+        card = _card(self.count, self._counts, self._sources, unlabelled, title, description, self.license)
+        (self.staging / "README.md").write_text(card, encoding="utf-8")
+        _refuse_occupied(self.out)
         try:
-            partial.rename(out)  # POSIX: atomic, and replaces only a missing or empty folder
+            self.staging.rename(self.out)  # POSIX: atomic, and replaces only a missing or empty folder
         except OSError as error:
             if error.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
                 raise
-            raise FileExistsError(f"{out}: not an empty folder (another writer filled it first); give a new one") from error
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
-    return out
+            raise FileExistsError(f"{self.out}: not an empty folder (another writer filled it first); give a new one") from error
+        return self.out
 
 
 def _refuse_occupied(out: Path) -> None:
@@ -118,61 +192,27 @@ def _refuse_occupied(out: Path) -> None:
         raise FileExistsError(f"{out}: not an empty folder; give a new one")
 
 
-def _write_folder(out: Path, trajectories: Sequence[Trajectory], title: str, description: str, license: str,
-                  unlabelled: Sequence[UnlabelledRun]) -> None:
-    (out / "data").mkdir()
-    _write_parquet(out / "data" / SHARD, {
-        "id": [t.id for t in trajectories],
-        "source": [t.source for t in trajectories],
-        "label_kind": [t.label_kind for t in trajectories],
-        "label_source": [label_source(t.label) for t in trajectories],
-        "outcome": [t.outcome for t in trajectories],
-        "trajectory": [t.model_dump_json() for t in trajectories],
-    })
-    if unlabelled:
-        (out / "abstained").mkdir()
-        _write_parquet(out / "abstained" / SHARD, {
-            "id": [run.trajectory.id for run in unlabelled],
-            "source": [run.trajectory.source for run in unlabelled],
-            "label_kind": [run.trajectory.label_kind for run in unlabelled],
-            "status": [run.status for run in unlabelled],
-            "reason": [run.reason for run in unlabelled],
-            "provenance": [run.provenance.model_dump_json() for run in unlabelled],
-            "trajectory": [run.trajectory.model_dump_json() for run in unlabelled],
-        })
-    (out / "README.md").write_text(_card(trajectories, unlabelled, title, description, license), encoding="utf-8")
+def _schema(columns: Sequence[str]) -> Any:
+    """String columns, with the Hugging Face ``datasets`` features in the metadata (the Hub reads them)."""
+    import pyarrow as pa
+
+    features = {name: {"dtype": "string", "_type": "Value"} for name in columns}
+    return pa.schema([(name, pa.string()) for name in columns],
+                     metadata={"huggingface": json.dumps({"info": {"features": features}})})
 
 
-def _write_parquet(path: Path, columns: dict[str, list]) -> None:
-    import datasets as progress
-    from datasets import Dataset, Features, Value
-
-    features = Features({name: Value("string") for name in columns})
-    shown = not progress.are_progress_bars_disabled()
-    progress.disable_progress_bars()
-    try:
-        Dataset.from_dict(columns, features=features).to_parquet(str(path))
-    finally:
-        if shown:
-            progress.enable_progress_bars()
-
-
-def _card(trajectories: Sequence[Trajectory], unlabelled: Sequence[UnlabelledRun], title: str, description: str,
-          license: str) -> str:
+def _card(count: int, counts: Counter[str], sources: set[str], unlabelled: Sequence[UnlabelledRun], title: str,
+          description: str, license: str) -> str:
     """The dataset card: the Hub's YAML header, then what the folder holds and how to read it."""
     configs = [{"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*.parquet"}]}]
     if unlabelled:
         configs.append({"config_name": "abstained", "data_files": [{"split": "test", "path": "abstained/test-*.parquet"}]})
     header = {"pretty_name": title, "license": license, "tags": TAGS, "configs": configs}
-    counts: dict[str, int] = {}
-    for t in trajectories:
-        key = f"{t.label_source} (outcome {t.outcome})" if t.label is None else t.label_source
-        counts[key] = counts.get(key, 0) + 1
-    sources = sorted({t.source for t in trajectories} | {r.trajectory.source for r in unlabelled})
+    shown = sorted(sources | {r.trajectory.source for r in unlabelled})
     lines = [
         f"# {title}", "", description.strip(), "",
         "## Contents", "",
-        f"- {len(trajectories)} trajectories (config `default`), sources: {', '.join(sources) or 'none'}",
+        f"- {count} trajectories (config `default`), sources: {', '.join(shown) or 'none'}",
         *(f"- label source {key}: {n}" for key, n in sorted(counts.items())),
     ]
     if unlabelled:

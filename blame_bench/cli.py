@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import NoReturn
 
 from blame.errors import DatasetNotFoundError
 from blame_bench import generate, importing, label, log_status, sweep
@@ -152,8 +153,16 @@ def _power(args: argparse.Namespace) -> int:
                          args.benchmark, args.m1, args.odds_ratio, args.simulations, args.seed)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A parser (and, through ``add_subparsers``, every sub-command's) whose usage errors, an
+    unknown option among them, are one line and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="blame", description="BLAME-bench command line.")
+    parser = OneLineParser(prog="blame", description="BLAME-bench command line.")
     commands = parser.add_subparsers(dest="command", required=True)
     data = commands.add_parser("data", help="each dataset: where it is found, its origin and verification, what loads")
     for name in ("who_and_when", "blame", "aftraj", "agentrx"):
@@ -236,7 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     log_status.add_parser(commands)
     generate.add_parser(commands)
     raw = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(raw)
+    args, unknown = parser.parse_known_args(raw)
+    if unknown:  # named by the sub-command that was given them
+        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     args.argv = raw
     return args.run(args)
 

@@ -60,7 +60,7 @@ def generate(system: str, sessions: int, seed: int, out: str | os.PathLike[str],
     ``max_attempts`` attempts (default 2) and a session with none kept is reported, not kept. A
     run that did not succeed, or that keeps no session, raises :class:`GenerationError` and
     writes nothing."""
-    from simulators.dataset import check_arguments, export, generate_records
+    from simulators.dataset import check_arguments, export, generate_folder
     from simulators.model_task import fault_list, records_from_logs, simulate
 
     known = systems()
@@ -85,11 +85,8 @@ def generate(system: str, sessions: int, seed: int, out: str | os.PathLike[str],
         raise invalid_argument(name, value, "nothing in template mode (only with mode=model)")
     target = _out_folder(out)
     if mode == "template":
-        twins: list = []
-        records, summary = generate_records(chosen, sessions, seed, faults, max_faults, safe_share, decisive_only,
-                                            progress, twins, mix)
-        export(chosen, records, summary, target, twins)
-        return summary
+        return generate_folder(chosen, sessions, seed, target, faults, max_faults, safe_share, decisive_only,
+                               progress, mix)
     task = simulate(system, sessions, seed, ",".join(faults) if faults else None, max_faults, safe_share,
                     decisive_only, max_attempts)
     logs = inspect_eval(task, model=model, log_dir=None if log_dir is None else os.fspath(log_dir), **eval_args)

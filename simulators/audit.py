@@ -5,7 +5,9 @@ licenses).
 ``audit(records)`` is a pure function of the records (the trajectories of a folder, in any order):
 the same records give the same figures. Conventions:
 
-- Split by session: the records, sorted by id, are shuffled with ``Random("<seed>:split")``
+- Sample: at most ``SAMPLE`` sessions, those with the smallest ``sha256("<seed>:sample:<id>")``
+  (every session of a folder up to that size); memory stays bounded however large the folder.
+- Split by session: the sampled records, sorted by id, are shuffled with ``Random("<seed>:split")``
   (``SEED`` 0); the first half (rounded down) is the train half, the rest the test half. Every
   learned shortcut is fitted on the train half only and scored on the test half.
 - Targets: *exact vector* is the set of faulty components (empty for a safe run), over every test
@@ -52,6 +54,8 @@ the same records give the same figures. Conventions:
 
 from __future__ import annotations
 
+import hashlib
+import heapq
 import math
 import random
 import re
@@ -67,6 +71,8 @@ from threadpoolctl import threadpool_limits
 from blame.schema import Step, Trajectory
 
 SEED = 0
+SAMPLE = 1_000
+"""The most sessions audited: a larger folder is audited on a seeded sample of this many (:class:`Sample`)."""
 C_GRID = (0.1, 1.0, 10.0)
 CV_FOLDS = 3
 MAX_ITER = 100
@@ -348,10 +354,36 @@ def _figure(predicted: Sequence[Hashable], truth: Sequence[Hashable], clusters: 
             "design_effect": deff, "effective_sessions": None if deff is None else len(correct) / deff}
 
 
-def audit(records: Sequence[Trajectory], seed: int = SEED) -> dict[str, Any]:
-    """The validity figures of a folder's records (module docstring)."""
-    train, test = split(records, seed)
-    return evaluate(train, test, seed)
+def audit(records: Iterable[Trajectory], seed: int = SEED) -> dict[str, Any]:
+    """The validity figures of a folder's records (module docstring), on :class:`Sample`'s
+    bounded sample of them (every record up to ``SAMPLE``)."""
+    sample = Sample(seed)
+    for t in records:
+        sample.add(t)
+    return sample.figures()
+
+
+class Sample:
+    """The at most ``SAMPLE`` records with the smallest ``sha256("<seed>:sample:<id>")``, kept
+    as the records stream past (memory bounded in their number; the same records in any order
+    give the same sample). ``seen`` counts every record added."""
+
+    def __init__(self, seed: int = SEED) -> None:
+        self.seed, self.seen = seed, 0
+        self._heap: list[tuple[int, str, Trajectory]] = []
+
+    def add(self, t: Trajectory) -> None:
+        self.seen += 1
+        key = -int(hashlib.sha256(f"{self.seed}:sample:{t.id}".encode()).hexdigest(), 16)
+        if len(self._heap) < SAMPLE:
+            heapq.heappush(self._heap, (key, t.id, t))
+        elif key > self._heap[0][0]:
+            heapq.heapreplace(self._heap, (key, t.id, t))
+
+    def figures(self) -> dict[str, Any]:
+        """:func:`audit`'s figures of the sample, with ``folder_sessions``: every record seen."""
+        train, test = split([t for _, _, t in self._heap], self.seed)
+        return {**evaluate(train, test, self.seed), "folder_sessions": self.seen}
 
 
 def evaluate(train: Sequence[Trajectory], test: Sequence[Trajectory], seed: int = SEED) -> dict[str, Any]:
@@ -466,10 +498,13 @@ def verdicts(figures: dict[str, Any]) -> dict[str, bool | None]:
 def validity_section(figures: dict[str, Any]) -> str:
     """The card's Markdown section for :func:`audit`'s figures."""
     met = verdicts(figures)
+    whole = figures.get("folder_sessions", figures["sessions"])
+    sampled = "" if whole == figures["sessions"] else (f" (a sample of {figures['sessions']:,} of its {whole:,} "
+                                                       "sessions, chosen by a seeded hash of the id)")
     mark = {True: "yes", False: "**no**", None: "–"}
     lines = [
         "## Validity (the generator's self-audit)", "",
-        f"Shortcuts that never check content against the scenario, trained on one half of the folder "
+        f"Shortcuts that never check content against the scenario, trained on one half of the folder{sampled} "
         f"({figures['train']} sessions) and scored on the other ({figures['test']}), split by session with seed "
         f"{figures['seed']}; accuracy in %, beside the majority answer of the train half. Targets: every shortcut "
         f"at most {SHORTCUT_CAP:.0%} and at most {ABOVE_MAJORITY_CAP * 100:.0f} points above the majority; the "

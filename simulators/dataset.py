@@ -29,15 +29,15 @@ import hashlib
 import json
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
-from itertools import combinations
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain, combinations
 from pathlib import Path
 from typing import Any
 
 from blame.arguments import invalid_argument
 from blame.schema import FaultLabel, LabelProvenance, ListedFailure, Trajectory
-from blame.trajectory_folder import write_trajectories
-from simulators.audit import audit, validity_section
+from blame.trajectory_folder import FolderWriter
+from simulators.audit import Sample, validity_section
 from simulators.causes import Causes, analyse, trivial
 from simulators.engine import (
     Fault,
@@ -221,19 +221,48 @@ def generate_records(system: System, sessions: int, seed: int, faults: Sequence[
                      progress: Callable[[int, int], None] | None = None,
                      twins: list[Trajectory] | None = None,
                      mix: str | None = None) -> tuple[list[Trajectory], dict[str, Any]]:
-    """The kept trajectories and a summary (counts by fault, outcome and regeneration reason);
-    each faulty session's clean twin is appended to ``twins`` when it is given."""
+    """The kept trajectories (held in memory: :func:`generate_folder` streams them instead) and a
+    summary (counts by fault, outcome and regeneration reason); each faulty session's clean twin is
+    appended to ``twins`` when it is given."""
     pool = mix_pool(system, mix) if mix else list(faults) if faults is not None else default_pool(system)
+    stats: dict[str, Any] = {}
+    records = []
+    for kept, twin in kept_sessions(system, sessions, seed, pool, max_faults, safe_share, decisive_only, mix,
+                                    progress, stats):
+        records.append(kept)
+        if twins is not None and twin is not None:
+            twins.append(twin)
+    return records, summary_of(system, seed, records, stats["regenerations"], stats["redraws"], max_faults, safe_share,
+                               decisive_only, faults=pool, mix=mix)
+
+
+def generate_folder(system: System, sessions: int, seed: int, out: str | Path, faults: Sequence[str] | None = None,
+                    max_faults: int = 1, safe_share: float = 0.25, decisive_only: bool = False,
+                    progress: Callable[[int, int], None] | None = None, mix: str | None = None) -> dict[str, Any]:
+    """:func:`generate_records` then :func:`export`, streaming: each session is written as it is
+    kept, so memory is bounded in ``sessions``; the same folder, byte for byte. Returns the summary."""
+    pool = mix_pool(system, mix) if mix else list(faults) if faults is not None else default_pool(system)
+    stats: dict[str, Any] = {}
+    stream = kept_sessions(system, sessions, seed, pool, max_faults, safe_share, decisive_only, mix, progress, stats)
+    return _write(system, seed, stream, out, lambda tally: summary_of(
+        system, seed, tally, stats["regenerations"], stats["redraws"], max_faults, safe_share, decisive_only,
+        faults=pool, mix=mix))
+
+
+def kept_sessions(system: System, sessions: int, seed: int, pool: Sequence[str], max_faults: int, safe_share: float,
+                  decisive_only: bool, mix: str | None, progress: Callable[[int, int], None] | None,
+                  stats: dict[str, Any]) -> Iterator[tuple[Trajectory, Trajectory | None]]:
+    """Each kept session in order, with its clean twin's record (None for a safe run); ``stats``
+    gets ``regenerations`` (a Counter of reasons) and ``redraws``, complete once exhausted."""
     backend = TemplateBackend()
-    records: list[Trajectory] = []
     regenerations: Counter[str] = Counter()
-    redraws = 0
+    stats.update(regenerations=regenerations, redraws=0)
     for i in range(sessions):
         plan, chosen, negative = plan_session(system, pool, seed, i, max_faults, safe_share, mix)
         kept = None
         for attempt in range(MAX_ATTEMPTS * (MAX_REDRAWS + 1)):
             if attempt and attempt % MAX_ATTEMPTS == 0 and chosen:
-                redraws += 1
+                stats["redraws"] += 1
                 chosen = draw(system, pool, max_faults, plan, mix, len(chosen))
             attempt_seed = (seed << 40) | (i << 10) | attempt
             scenario = prepared_scenario(system, attempt_seed, chosen, negative)
@@ -255,60 +284,91 @@ def generate_records(system: System, sessions: int, seed: int, faults: Sequence[
         if kept is None:
             raise RuntimeError(f"session {i}: no session of {[f.id for f in chosen]} could be kept "
                                f"in {MAX_ATTEMPTS * (MAX_REDRAWS + 1)} attempts")
-        records.append(kept)
-        if twins is not None and chosen:
-            twins.append(twin_record(system, kept, twin))
+        yield kept, twin_record(system, kept, twin) if chosen else None
         if progress is not None:
             progress(i + 1, sessions)
-    return records, summary_of(system, seed, records, regenerations, redraws, max_faults, safe_share, decisive_only,
-                               faults=pool, mix=mix)
 
 
-def data_hash(records: Sequence[Trajectory]) -> str:
-    """The sha256 of the records' JSON, in order (the card states it; a reader recomputes it)."""
-    digest = hashlib.sha256()
+class Tally:
+    """What :func:`summary_of` counts, accumulated record by record, and the data's sha256 (the
+    records' JSON in order, each followed by a newline: the card states it; a reader recomputes it)."""
+
+    def __init__(self) -> None:
+        self.digest = hashlib.sha256()
+        self.sessions = self.faulty = self.decisive = self.failures = self.step_labels = self.overdetermined = 0
+        self.by_fault: Counter[str] = Counter()
+        self.decisive_by_fault: Counter[str] = Counter()
+        self.hard_negatives: Counter[str] = Counter()
+        self.by_vector_size: Counter[int] = Counter()
+
+    def add(self, t: Trajectory) -> None:
+        self.digest.update(t.model_dump_json().encode("utf-8"))
+        self.digest.update(b"\n")
+        self.sessions += 1
+        causes = str(t.meta.get("causes") or "").split(",")
+        for name in (t.label.fault_names if t.label else []):
+            self.by_fault[name] += 1
+            self.decisive_by_fault[name] += name in causes
+        self.faulty += t.label is not None
+        self.step_labels += t.label is not None and t.label.step is not None
+        self.hard_negatives.update([str(t.meta["hard_negative"])] if t.meta["hard_negative"] else [])
+        self.decisive += t.meta["decisive"] is True
+        self.failures += t.meta["outcome"] == "failure"
+        self.overdetermined += t.meta.get("overdetermined") is True
+        self.by_vector_size[int(t.meta["n_errors"])] += 1
+
+
+def data_hash(records: Iterable[Trajectory]) -> str:
+    """The sha256 of the records' JSON, in order (:class:`Tally`)."""
+    tally = Tally()
     for record in records:
-        digest.update(record.model_dump_json().encode("utf-8"))
-        digest.update(b"\n")
-    return digest.hexdigest()
+        tally.add(record)
+    return tally.digest.hexdigest()
 
 
-def summary_of(system: System, seed: int, records: list[Trajectory], regenerations: Counter[str], redraws: int,
-               max_faults: int, safe_share: float, decisive_only: bool, mode: str = "template",
+def summary_of(system: System, seed: int, records: Iterable[Trajectory] | Tally, regenerations: Counter[str],
+               redraws: int, max_faults: int, safe_share: float, decisive_only: bool, mode: str = "template",
                model: str | None = None, faults: Sequence[str] | None = None, mix: str | None = None) -> dict[str, Any]:
     """The folder's summary: every generation option (``options``, which a rerun must match),
-    the data's hash and the counts the card states."""
+    the data's hash and the counts the card states (of ``records``, or of their :class:`Tally`)."""
+    tally = records if isinstance(records, Tally) else Tally()
+    if not isinstance(records, Tally):
+        for t in records:
+            tally.add(t)
     pool = list(faults) if faults is not None else default_pool(system)
-    by_fault: Counter[str] = Counter()
-    decisive_by_fault: Counter[str] = Counter()
-    for t in records:
-        for name in (t.label.fault_names if t.label else []):
-            by_fault[name] += 1
-            decisive_by_fault[name] += name in str(t.meta.get("causes") or "").split(",")
-    faulty = [t for t in records if t.label is not None]
     options = {"generator": f"simulators {GENERATOR_VERSION}", "system": system.key, "mode": mode, "model": model,
-               "seed": seed, "sessions": len(records), "faults": pool, "max_faults": max_faults,
+               "seed": seed, "sessions": tally.sessions, "faults": pool, "max_faults": max_faults,
                "safe_share": safe_share, "decisive_only": decisive_only, "mix": mix}
     return {
-        **options, "options": options, "data_sha256": data_hash(records), "label_source": "constructed",
-        "safe": len(records) - len(faulty),
-        "hard_negatives": dict(sorted(Counter(str(t.meta["hard_negative"]) for t in records
-                                              if t.meta["hard_negative"]).items())),
-        "faulty": len(faulty),
-        "decisive": sum(t.meta["decisive"] is True for t in records),
-        "failures": sum(t.meta["outcome"] == "failure" for t in records),
-        "step_labels": sum(t.label.step is not None for t in faulty),
-        "vector_only": sum(t.label.step is None for t in faulty),
-        "overdetermined": sum(t.meta.get("overdetermined") is True for t in records),
-        "by_fault": dict(sorted(by_fault.items())),
-        "never_decisive": [f for f in pool if by_fault[f] and not decisive_by_fault[f]],
+        **options, "options": options, "package_version": package_version(), "data_sha256": tally.digest.hexdigest(),
+        "label_source": "constructed",
+        "safe": tally.sessions - tally.faulty,
+        "hard_negatives": dict(sorted(tally.hard_negatives.items())),
+        "faulty": tally.faulty,
+        "decisive": tally.decisive,
+        "failures": tally.failures,
+        "step_labels": tally.step_labels,
+        "vector_only": tally.faulty - tally.step_labels,
+        "overdetermined": tally.overdetermined,
+        "by_fault": dict(sorted(tally.by_fault.items())),
+        "never_decisive": [f for f in pool if tally.by_fault[f] and not tally.decisive_by_fault[f]],
         "out_of_default_draw": [f for f in system.faults if f not in default_pool(system)],
         "mix_leaves_out": list(system.blame_unbuilt) if mix == "blame" else [],
-        "by_vector_size": dict(sorted(Counter(int(t.meta["n_errors"]) for t in records).items())),
+        "by_vector_size": dict(sorted(tally.by_vector_size.items())),
         "regenerations": sum(regenerations.values()),
         "regeneration_reasons": dict(sorted(regenerations.items())),
         "fault_sets_redrawn": redraws,
     }
+
+
+def package_version() -> str:
+    """BLAME-bench's version (pyproject's, as installed): the card states it beside the generator's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("blame-bench")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def card_text(summary: dict[str, Any]) -> str:
@@ -318,7 +378,8 @@ def card_text(summary: dict[str, Any]) -> str:
                                                                       "sessions", "faults", "max_faults", "safe_share",
                                                                       "decisive_only", "mix")}
     lines = [
-        f"Generated by BLAME-bench {summary['generator']} (system `{summary['system']}`, mode "
+        f"Generated by BLAME-bench {summary.get('package_version', 'of an unrecorded version')}, "
+        f"{summary['generator']} (system `{summary['system']}`, mode "
         f"`{summary['mode']}`, model: {summary['model'] or 'none (templates)'}), seed {summary['seed']}, "
         f"faults {', '.join(options['faults'] or []) or 'none'}, max faults {summary['max_faults']}, safe share "
         f"{summary['safe_share']}, decisive only {summary['decisive_only']}, mix {summary.get('mix') or 'none'}. "
@@ -358,24 +419,43 @@ TWINS = "clean_twins"
 """The sub-folder holding each faulty session's clean twin (a trajectory folder of its own)."""
 
 
-def export(system: System, records: list[Trajectory], summary: dict[str, Any], out: str | Path,
+def export(system: System, records: Iterable[Trajectory], summary: dict[str, Any], out: str | Path,
            twins: Sequence[Trajectory] = ()) -> Path:
     """Write the records as a trajectory folder whose card holds :func:`card_text` and the
     validity section of the records' self-audit (``simulators.audit``), and the clean twins (if
-    any) as the folder ``out/clean_twins``."""
-    title = f"Generated {system.spec.name} sessions (BLAME-bench simulators, seed {summary['seed']})"
-    description = f"{card_text(summary)}\n\n{validity_section(audit(records))}"
-    folder = write_trajectories(records, out, title=title, description=description, license="cc0-1.0")
-    if twins:
-        write_trajectories(list(twins), folder / TWINS, title=f"{title}: clean twins",
-                           description=f"The clean twin of each faulty session of the folder above (same scenario and "
-                           f"seeds, no fault; `meta.twin_of` names the session): {len(twins)} runs, no labels.",
-                           license="cc0-1.0")
-    return folder
+    any) as the folder ``out/clean_twins`` (:func:`generate_folder` streams this)."""
+    pairs = chain(((t, None) for t in records), ((None, twin) for twin in twins))
+    _write(system, int(summary["seed"]), pairs, out, lambda tally: summary)
+    return Path(out)
+
+
+def _write(system: System, seed: int, pairs: Iterable[tuple[Trajectory | None, Trajectory | None]], out: str | Path,
+           summarise: Callable[[Tally], dict[str, Any]]) -> dict[str, Any]:
+    """Write each record (and its twin into ``clean_twins``) as it comes, tallying the summary and
+    keeping the audit's bounded sample; then the cards, the twins' folder inside the hidden
+    sibling, and the one atomic rename. Returns ``summarise(tally)``."""
+    title = f"Generated {system.spec.name} sessions (BLAME-bench simulators, seed {seed})"
+    tally, sample = Tally(), Sample()
+    with FolderWriter(out, "cc0-1.0") as folder:
+        with FolderWriter(folder.staging / TWINS, "cc0-1.0") as twins:
+            for record, twin in pairs:
+                if record is not None:
+                    folder.add(record)
+                    tally.add(record)
+                    sample.add(record)
+                if twin is not None:
+                    twins.add(twin)
+            summary = summarise(tally)
+            if twins.count:
+                twins.finish(f"{title}: clean twins", f"The clean twin of each faulty session of the folder above "
+                             f"(same scenario and seeds, no fault; `meta.twin_of` names the session): {twins.count} "
+                             "runs, no labels.")
+        folder.finish(title, f"{card_text(summary)}\n\n{validity_section(sample.figures())}")
+    return summary
 
 
 MAX_SESSIONS = 20_000
-"""The most sessions one generation holds (all are kept in memory until the folder is written)."""
+"""The most sessions one generation writes (streamed: memory does not grow with it, time does)."""
 MAX_SEED = 2**31 - 1
 
 

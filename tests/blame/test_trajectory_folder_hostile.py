@@ -123,16 +123,16 @@ def test_a_writer_that_finds_the_folder_filled_meanwhile_fails_cleanly(tmp_path:
     leaving no partial folder behind."""
     cases = load_blame(None, "cortex")
     out = tmp_path / "out"
-    write_parquet = folder_module._write_parquet
+    card = folder_module._card
     overtaken: list[bool] = []
 
-    def overtake(path: Path, columns: dict) -> None:
+    def overtake(*args: object) -> str:
         if not overtaken:
             overtaken.append(True)
             write_trajectories(cases[2:4], out, "B", "d")
-        write_parquet(path, columns)
+        return card(*args)
 
-    monkeypatch.setattr(folder_module, "_write_parquet", overtake)
+    monkeypatch.setattr(folder_module, "_card", overtake)
     with pytest.raises(FileExistsError, match="not an empty folder"):
         write_trajectories(cases[:2], out, "A", "d")
     assert load_trajectory_folder(out) == cases[2:4] and "# B" in (out / "README.md").read_text()

@@ -4,10 +4,13 @@ validity section against a recomputation on a real generated folder."""
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from blame.schema import Component, FaultLabel, ListedFailure, Step, SystemSpec, Trajectory
 from blame.trajectory_folder import load_trajectory_folder
+import simulators.audit as audit_module
 from simulators import generate
 from simulators.audit import (
     audit,
@@ -189,6 +192,25 @@ def test_the_card_of_a_generated_folder_holds_its_recomputed_validity_section(tm
     figures = audit(records)
     assert validity_section(figures) in (out / "README.md").read_text(encoding="utf-8")
     assert figures["sessions"] == 60 and figures["positive_control"]["exact_vector"]["n"] == 60
+
+
+def test_a_folder_larger_than_the_sample_is_audited_on_the_same_seeded_sample_streamed_or_recomputed(
+        tmp_path, monkeypatch) -> None:
+    """With SAMPLE at 12, a 30-session folder's card audits 12 sessions chosen by the hash of the id, says
+    so, and equals the audit recomputed from the folder read back in another order."""
+    monkeypatch.setattr(audit_module, "SAMPLE", 12)
+    out = tmp_path / "trading"
+    generate("trading", 30, 3, out)
+    records = load_trajectory_folder(out)
+    figures = audit(records[::-1])
+    assert figures["sessions"] == 12 and figures["folder_sessions"] == 30
+    assert "(a sample of 12 of its 30 sessions, chosen by a seeded hash of the id)" in validity_section(figures)
+    assert validity_section(figures) in (out / "README.md").read_text(encoding="utf-8")
+    keys = sorted(records, key=lambda t: hashlib.sha256(f"0:sample:{t.id}".encode()).hexdigest())
+    sample = audit_module.Sample()
+    for t in records:
+        sample.add(t)
+    assert sorted(t.id for _, _, t in sample._heap) == sorted(t.id for t in keys[:12])
 
 
 HOSTILE = ["**Rating**: Maybe\nRecommendation: Soon", "FINAL TRANSACTION PROPOSAL: **PERHAPS** Recommendation: Buy",
