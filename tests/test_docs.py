@@ -64,8 +64,8 @@ NOT_RUN: list[tuple[str, str]] = [
     (r"logs/gpu-sweep", "run literally by tests/tasks/test_readme_gpu.py"),
     (r"blame data fetch aftraj", "downloads from the Hugging Face Hub (tests/blame/test_fetch.py mocks it)"),
     (r"data_dir=data/aftraj", "AFTraj is not bundled and no copy is here"),
-    (r"^(blame report|blame power|blame label|blame sweep|blame check|blame generate|blame data export|inspect eval|inspect eval-set)$", "a command's name, not an invocation"),
-    (r"LOG_DIR|--NAME-dir|--cases G|SYSTEM", "the syntax, with placeholders"),
+    (r"^(blame report|blame power|blame label|blame sweep|blame check|blame generate|blame data export|blame data import|inspect eval|inspect eval-set)$", "a command's name, not an invocation"),
+    (r"LOG_DIR|--NAME-dir|--cases G|SYSTEM|\bDIR\b|\bLOGS\b", "the syntax, with placeholders"),
     (r"^(\.venv/bin/)?blame sweep [a-z]", "each recipe run as shown, offline, by tests/blame_bench/test_sweep.py"),
 ]
 
