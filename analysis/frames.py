@@ -1,7 +1,7 @@
 """Eval logs -> two tidy frames: one row per sample-epoch, and one row per persona vote.
 
-Logs are read with Inspect's own dataframe API (``inspect_ai.analysis.samples_df``) and the
-custom columns defined here; every value comes from what the eval log itself records (the
+Logs are read with Inspect's own dataframe API (``inspect_ai.analysis.samples_df``), a bounded
+slice of samples at a time (``analysis.log_reading``), and the custom columns defined here; every value comes from what the eval log itself records (the
 Attribution a solver saved, the scores, the sample metadata, the plan), so anyone holding only
 the logs regenerates the same frames.
 
@@ -381,6 +381,8 @@ def read_logs(
     from inspect_ai.analysis import samples_df
     from inspect_ai.log import read_eval_log
 
+    from analysis.log_reading import log_slices
+
     root = Path(log_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"log directory {str(log_dir)!r} does not exist")
@@ -421,7 +423,8 @@ def read_logs(
         try:
             with warnings.catch_warnings():  # inspect_ai's own pandas-4 deprecation notice
                 warnings.filterwarnings("ignore", message="The inplace keyword")
-                df = samples_df(path, columns=columns, full=True, quiet=True, exclude_fields={"events", "messages"})
+                parts = [samples_df(part, columns=columns, full=True, quiet=True) for part in log_slices(path, header)]
+            df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         except Exception as e:
             record.reason = f"cannot read samples ({type(e).__name__}: {e})"
             _warn(f"skipping {rel}: {record.reason}")

@@ -84,11 +84,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=10_000, help="samples per method (default 10,000)")
     parser.add_argument("--templates", type=int, default=12, help="generated sessions run by the model (default 12)")
     parser.add_argument("--out", help="write the Markdown table here (default: print it)")
+    parser.add_argument("--keep", help="build the logs in this folder and keep them; a folder that holds them "
+                                       "already (`KEEP/logs`) is measured again without building")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="report_scaling_") as tmp:
-        started = time.perf_counter()
-        logs = build_logs(Path(tmp), args.sessions, args.templates)
-        built = time.perf_counter() - started
+        folder = Path(args.keep or tmp)
+        logs, built = folder / "logs", folder / "build_seconds"
+        if not (args.keep and logs.is_dir()):
+            started = time.perf_counter()
+            build_logs(folder, args.sessions, args.templates)
+            built.write_text(f"{time.perf_counter() - started:.1f}\n", encoding="utf-8")
+        built = float(built.read_text(encoding="utf-8"))
         load = os.getloadavg()[0]
         figures = measure(logs, Path(tmp) / "report")
         size = sum(p.stat().st_size for p in logs.glob("*.eval")) / 2**20
