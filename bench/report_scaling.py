@@ -9,11 +9,10 @@ by uuid: copies sharing one were read as one sample), to ``--sessions`` samples 
 model's work left out. Then ``blame report LOGS --out OUT --no-figures --quiet`` runs in a fresh
 process, and its CPU seconds (user + system) and peak resident memory (``ru_maxrss``) are read
 from that child's resource usage; the wall time is beside them. Target at 10,000 sessions x 3
-methods: under 3 CPU minutes and 1 GB. Measured (``results/report_scaling.md``): 188.1 CPU s and
-a peak of 1,479 MB over 30,000 samples in 284 MB of logs, both targets missed; building the logs
-took about 6 minutes (writing the copied samples is the slow part). Since then the frames read each
-log in slices of 500 samples (``analysis.log_reading``): ``blame report`` over the 140 MB log of
-10,000 POIROT samples alone peaked at 423 MB (90.4 CPU s, on a machine at load 9).
+methods: under 3 CPU minutes and 1 GB. Measured (``results/report_scaling.md``): 151.7 CPU s and
+a peak of 624 MB over 30,000 samples in 284 MB of logs, both targets met (188.1 s and 1,479 MB when
+each log was read whole); building the logs takes 6 minutes or more (writing the copied samples is
+the slow part), so ``--keep`` builds them once.
 
     .venv/bin/python bench/report_scaling.py                                  # 10,000 sessions
     .venv/bin/python bench/report_scaling.py --sessions 1000 --out /tmp/s.md  # a quick check
