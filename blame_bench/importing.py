@@ -1,8 +1,9 @@
 """``blame data import FORMAT PATH --out DIR``: your own runs as a trajectory folder.
 
 FORMAT is ``whowhen`` (a file or folder of Who&When-style ``history`` JSON files,
-:mod:`blame.history_json`) or ``inspect`` (an Inspect eval log, ``.eval`` or ``.json``, or a
-folder of them, :mod:`blame.inspect_log`). The folder written is the one ``blame data export``
+:mod:`blame.history_json`), ``inspect`` (an Inspect eval log, ``.eval`` or ``.json``, or a
+folder of them, :mod:`blame.inspect_log`) or ``otlp`` (an OTLP JSON Lines trace file, or a
+folder of them, :mod:`blame.otlp`; ``--outcome`` for the traces without an ERROR status). The folder written is the one ``blame data export``
 writes (:mod:`blame.trajectory_folder`), so ``inspect eval tasks/trajectories.py -T data_dir=DIR``
 runs every method on it and ``blame report`` reports it (``docs/own_runs.md``). Any problem with
 the input is one line on stderr naming the file and the field, exit status 1.
@@ -15,21 +16,23 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from blame_bench.label import _check_out, _Refused, _write
+from blame.otlp import OUTCOMES
+from blame_bench.label import Refused, check_out, write_folder
 
-FORMATS = ("whowhen", "inspect")
+FORMATS = ("whowhen", "inspect", "otlp")
 
 
 def add_parser(data_commands: argparse._SubParsersAction) -> None:
     """Add ``blame data import``."""
     parser = data_commands.add_parser(
-        "import", help="your own runs (Who&When-style histories, Inspect logs) as a trajectory folder",
+        "import", help="your own runs (Who&When-style histories, Inspect logs, OTLP traces) as a trajectory folder",
         description="Convert your own multi-agent runs into a trajectory folder that `inspect eval "
         "tasks/trajectories.py -T data_dir=DIR` attributes with any method (docs/own_runs.md). whowhen: a "
         "Who&When-style .json file or a folder of them (searched recursively; mistake_agent/mistake_step "
         "optional). inspect: an Inspect log (.eval or .json) or a folder of logs; one trajectory per failed "
-        "sample.")
-    parser.add_argument("format", choices=FORMATS, metavar="FORMAT", help="whowhen or inspect")
+        "sample. otlp: an OTLP JSON Lines trace file (OpenTelemetry GenAI or OpenInference spans, message content "
+        "captured) or a folder of them; one trajectory per trace.")
+    parser.add_argument("format", choices=FORMATS, metavar="FORMAT", help="whowhen, inspect or otlp")
     parser.add_argument("path", metavar="PATH", help="a file, or a folder of files, in that format")
     parser.add_argument("--out", required=True, metavar="DIR", help="the folder to write (new or empty)")
     parser.add_argument("--scorer", default=None, metavar="NAME",
@@ -41,6 +44,10 @@ def add_parser(data_commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--all-samples", action="store_true",
                         help="inspect: keep the samples that did not fail too (outcome succeeded); every run is then "
                         "framed neutrally")
+    parser.add_argument("--outcome", choices=OUTCOMES, default=None,
+                        help="otlp: the outcome of a trace whose root and agent spans have no ERROR status (those "
+                        "with one are failed): unknown (default; every run is then framed neutrally) or failed "
+                        "(you know these runs failed)")
     parser.set_defaults(run=_import)
 
 
@@ -50,25 +57,28 @@ def _import(args: argparse.Namespace) -> int:
     from blame.trajectory_folder import write_trajectories
 
     try:
-        _check_out(args.out)
+        check_out(args.out)
         if args.format != "inspect" and (args.scorer or args.failure or args.all_samples):
-            raise _Refused("--scorer, --failure and --all-samples apply to the inspect format only")
+            raise Refused("--scorer, --failure and --all-samples apply to the inspect format only")
+        if args.format != "otlp" and args.outcome:
+            raise Refused("--outcome applies to the otlp format only")
         try:
             trajectories = _load(args)
         except (DataFormatError, DatasetNotFoundError, ValueError) as error:
-            raise _Refused(str(error)) from None
+            raise Refused(str(error)) from None
         outcomes = Counter(t.outcome for t in trajectories)
         labelled = sum(t.label is not None for t in trajectories)
         description = (f"{len(trajectories)} runs imported from `{Path(args.path).name}` ({args.format}) by `blame "
                        f"data import`: {labelled} labelled; outcomes "
                        f"{', '.join(f'{o} {n}' for o, n in sorted(outcomes.items()))}.")
-        out = _write(write_trajectories, trajectories, args.out, f"{Path(args.path).name} ({args.format})",
-                     description)
-    except _Refused as error:
+        out = write_folder(write_trajectories, trajectories, args.out, f"{Path(args.path).name} ({args.format})",
+                           description)
+    except Refused as error:
         print(f"blame data import: {error}", file=sys.stderr)
         return 1
+    unknown = f", {outcomes['unknown']} of unknown outcome" if outcomes["unknown"] else ""
     print(f"wrote {len(trajectories)} trajectories to {out} ({labelled} labelled, "
-          f"{sum(t.label is None and t.outcome == 'failed' for t in trajectories)} failed without a label)")
+          f"{sum(t.label is None and t.outcome == 'failed' for t in trajectories)} failed without a label{unknown})")
     return 0
 
 
@@ -80,6 +90,10 @@ def _load(args: argparse.Namespace) -> list:
         from blame.history_json import load_history_folder
 
         return load_history_folder(path)
+    if args.format == "otlp":
+        from blame.otlp import load_otlp
+
+        return load_otlp(path, outcome=args.outcome or "unknown")
     from blame.inspect_log import DEFAULT_FAILURES, load_inspect_logs
 
     return load_inspect_logs(path, scorer=args.scorer, failures=tuple(args.failure) or DEFAULT_FAILURES,

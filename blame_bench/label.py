@@ -92,7 +92,7 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, metavar="DIR", help="the folder to write (new or empty)")
 
 
-class _Refused(Exception):
+class Refused(Exception):
     """A one-line user error of these commands."""
 
 
@@ -101,13 +101,13 @@ def _export(args: argparse.Namespace, loaders: LoaderTable) -> int:
     from blame.trajectory_folder import write_trajectories
 
     try:
-        _check_out(args.out)
+        check_out(args.out)
         trajectories, origin, license = _dataset(args.name, args.subset, args.data_dir, loaders)
         description = (f"{len(trajectories)} trajectories of {origin}, as its loader reads them, labels as the "
                        "source has them (label source human). Written by `blame data export`.")
-        out = _write(write_trajectories, trajectories, args.out,
-                     f"{args.name} ({', '.join(args.subset) or 'all parts'})", description, license)
-    except _Refused as error:
+        out = write_folder(write_trajectories, trajectories, args.out,
+                           f"{args.name} ({', '.join(args.subset) or 'all parts'})", description, license)
+    except Refused as error:
         print(f"blame data export: {error}", file=sys.stderr)
         return 1
     print(f"wrote {len(trajectories)} trajectories to {out}")
@@ -118,7 +118,7 @@ def _label(args: argparse.Namespace, loaders: LoaderTable) -> int:
     """``blame label``: exit status 0, or 1 with one line on stderr."""
     try:
         return _run_label(args, loaders)
-    except _Refused as error:
+    except Refused as error:
         print(f"blame label: {error}", file=sys.stderr)
         return 1
 
@@ -137,15 +137,15 @@ def _run_label(args: argparse.Namespace, loaders: LoaderTable) -> int:
 
     for option, value in (("--proposers", args.proposers), ("--verifiers", args.verifiers)):
         if not 1 <= value <= MAX_CALLS:
-            raise _Refused(f"{option} {value}: expected an integer in 1..{MAX_CALLS}")
+            raise Refused(f"{option} {value}: expected an integer in 1..{MAX_CALLS}")
     problem = folder_problem(args.log_dir, "--log-dir")
     if problem:
-        raise _Refused(problem)
-    _check_out(args.out)
+        raise Refused(problem)
+    check_out(args.out)
     runs, origin, license = _data(args.data, args.data_dir, loaders)
     failed = [t for t in runs if t.label is not None or t.outcome == "failed"]
     if not failed:
-        raise _Refused(f"{args.data}: no failed run (every run is of unknown outcome)")
+        raise Refused(f"{args.data}: no failed run (every run is of unknown outcome)")
     scored = all(t.label is not None for t in failed)
     scorer, _, _ = scoring(failed) if scored else ([], None, None)
     task = Task(
@@ -159,10 +159,10 @@ def _run_label(args: argparse.Namespace, loaders: LoaderTable) -> int:
     try:
         log = eval(task, model=args.model, log_dir=args.log_dir)[0]
     except (PrerequisiteError, ValueError, OSError) as error:  # a provider Inspect cannot make, a folder
-        raise _Refused(one_line(error)) from None
+        raise Refused(one_line(error)) from None
     if log.status != "success" or not log.samples:
         why = one_line(log.error.message) if log.error else "no samples"
-        raise _Refused(f"the labelling eval ended with status {log.status} ({why}); log: {log.location}")
+        raise Refused(f"the labelling eval ended with status {log.status} ({why}); log: {log.location}")
     by_id = {t.id: t for t in failed}
     labelled, unlabelled = [], []
     for sample in log.samples:
@@ -175,8 +175,8 @@ def _run_label(args: argparse.Namespace, loaders: LoaderTable) -> int:
         f"made. The source's own labels are not in this folder; the eval log `{Path(log.location).name}` "
         "scores the silver labels against them."
     )
-    out = _write(write_trajectories, labelled, args.out, f"Silver labels: {args.data}", description, license,
-                 unlabelled)
+    out = write_folder(write_trajectories, labelled, args.out, f"Silver labels: {args.data}", description, license,
+                       unlabelled)
     print(f"wrote {out}: {len(labelled)} labelled, {len(unlabelled)} left without a label (config abstained) of "
           f"{len(failed)} failed runs ({len(runs) - len(failed)} of unknown outcome skipped); log: {log.location}")
     return 0
@@ -216,22 +216,22 @@ def silver(run: Trajectory, sample: EvalSample, model: str, log_name: str) -> Tr
     return run.model_copy(update={"label": label, "meta": meta, "outcome": "failed"})
 
 
-def _check_out(out: str) -> None:
+def check_out(out: str) -> None:
     """Refuse an ``--out`` that is not a new or empty folder that can be made."""
     problem = folder_problem(out, "--out")
     if problem:
-        raise _Refused(problem)
+        raise Refused(problem)
     path = Path(out)
     if path.is_dir() and any(path.iterdir()):
-        raise _Refused(f"--out {out}: not an empty folder; give a new one")
+        raise Refused(f"--out {out}: not an empty folder; give a new one")
 
 
-def _write(write: Callable[..., Path], *args: object) -> Path:
+def write_folder(write: Callable[..., Path], *args: object) -> Path:
     """``write(*args)`` (the folder writer), an OS error (a full disk, a folder taken meanwhile) as one line."""
     try:
         return write(*args)
     except OSError as error:
-        raise _Refused(f"--out {args[1]}: {one_line(error)}") from None
+        raise Refused(f"--out {args[1]}: {one_line(error)}") from None
 
 
 def _data(data: str, data_dir: str | None, loaders: LoaderTable) -> tuple[list, str, str]:
@@ -241,11 +241,11 @@ def _data(data: str, data_dir: str | None, loaders: LoaderTable) -> tuple[list, 
 
     if Path(data).is_dir():
         if data_dir:
-            raise _Refused("--data-dir applies to NAME[:PART] only, not to a trajectory folder")
+            raise Refused("--data-dir applies to NAME[:PART] only, not to a trajectory folder")
         try:
             return load_trajectory_folder(data), f"the trajectory folder `{Path(data).name}`", _folder_license(data)
         except (DataFormatError, DatasetNotFoundError) as error:
-            raise _Refused(str(error)) from None
+            raise Refused(str(error)) from None
     name, _, part = data.partition(":")
     return _dataset(name, [part] if part else [], data_dir, loaders)
 
@@ -258,17 +258,17 @@ def _dataset(name: str, parts: list[str], data_dir: str | None, loaders: LoaderT
 
     table = loaders()
     if name not in table:
-        raise _Refused(f"unknown dataset {name!r}: valid: {', '.join(table)} (or a trajectory folder)")
+        raise Refused(f"unknown dataset {name!r}: valid: {', '.join(table)} (or a trajectory folder)")
     known = [part for part, _ in table[name]]
     unknown = [part for part in parts if part not in known]
     if unknown:
-        raise _Refused(f"{name} has no part {', '.join(unknown)}: valid: {', '.join(known)}")
+        raise Refused(f"{name} has no part {', '.join(unknown)}: valid: {', '.join(known)}")
     source = SOURCES[name]
     try:
         found = resolve_dataset(source, user_path(data_dir, "--data-dir") if data_dir else None)
         trajectories = [t for part, load in table[name] if not parts or part in parts for t in load(Path(found.path))]
     except (DataFormatError, DatasetNotFoundError) as error:
-        raise _Refused(str(error)) from None
+        raise Refused(str(error)) from None
     upstream = f"github.com/{source.github}" if source.github else f"the Hugging Face Hub ({source.hub_repo})"
     origin = (f"the dataset `{name}` ({', '.join(parts) or 'every part'}) of BLAME-bench, from {upstream} at "
               f"revision {found.revision} ({found.verification})")
