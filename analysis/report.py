@@ -92,7 +92,7 @@ from analysis.tables import (
     who_and_when_markdown,
     who_and_when_table,
 )
-from analysis.unlabelled import unscored, write_unlabelled_report
+from analysis.unlabelled import scan_locations, unscored, write_unlabelled_report
 from analysis.views import auditing_table, log_length, per_dimension_table, step_tolerance, views_markdown
 
 __all__ = ["GENERATOR", "PACKAGES", "ReportError", "ReportResult", "run_report"]
@@ -196,6 +196,12 @@ def run_report(
         raise ReportError(f"--se must be 'cluster' or 'model', got {se!r}")
     out_dir = Path(out)
     notes: list[str] = []
+    scans = scan_locations(log_dir)
+    if scans:  # Scout's results of the suite's scanners: the report of runs without labels (analysis.unlabelled)
+        with _writing(out_dir):
+            _prepare_out(out_dir)
+            files = write_unlabelled_report([], out_dir, scans)
+        return ReportResult(out_dir, sorted(p.relative_to(out_dir).as_posix() for p in files), notes, len(scans), 0)
     try:
         logset = read_usable_logs(log_dir, progress)
     except LogDirError as e:

@@ -14,10 +14,20 @@ most named (agent, step) and how many of the run's attributions name it (``agree
 that count / the run's attributions, invalid ones included); a run that no attribution names an
 agent for is *unattributed*. Per pair of methods (:func:`pair_table`): over the runs (and epochs)
 both attributed validly, the share where they name the same agent, the same step, both.
+
+Scout's results (``scans`` of :func:`attribution_rows`): the suite's scanners (``blame_bench/<method>``, ``scanners``)
+run by ``scout scan`` or ``inspect eval --scanner`` write one Parquet file per scanner in a scan
+folder (``scan_id=...``, holding ``_scan.json``). Each result of a failed run is one row like the
+above: the run is the transcript's sample id (prefixed ``<log file stem>/`` when the scans cover
+several logs), the method the scanner's name after ``blame_bench/``, the model the scan model,
+agent, step and validity the result's value, the cited step's text and id its metadata; a scan
+error is an invalid row with the error. Results of runs that did not fail (value null) and of
+other scanners are left out. :func:`scan_locations` finds the scan folders below a folder.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from itertools import combinations
@@ -53,8 +63,13 @@ def unscored(paths: Sequence[str | Path]) -> bool:
     return all(not header.eval.scorers for header in headers)
 
 
-def attribution_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
-    """One row per sample-epoch of every log (see the module docstring)."""
+def attribution_rows(paths: Sequence[str | Path], scans: Sequence[str | Path] = ()) -> pd.DataFrame:
+    """One row per sample-epoch of every eval log and per result of the suite's scanners in every
+    Scout scan folder (see the module docstring)."""
+    return _frame(_log_records(paths) + _scan_records(scans))
+
+
+def _log_records(paths: Sequence[str | Path]) -> list[dict]:
     from inspect_ai.log import read_eval_log
 
     rows = []
@@ -80,11 +95,67 @@ def attribution_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
                 "cited_id": (cited.source_id or "") if cited is not None else "",
                 "errors": "; ".join(errors) if errors else "",
             })
-    frame = pd.DataFrame(rows, columns=["run", "epoch", "log", "model", "method", "valid", "agent", "step", "cited",
-                                        "cited_id", "errors"])
+    return rows
+
+
+COLUMNS = ["run", "epoch", "log", "model", "method", "valid", "agent", "step", "cited", "cited_id", "errors"]
+"""The columns of an attribution row."""
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=COLUMNS)
     if frame["model"].nunique() > 1:
         frame["method"] = frame["method"] + " @ " + frame["model"]
     return frame.sort_values(["run", "method", "epoch"], kind="stable").reset_index(drop=True)
+
+
+SCANNER_PREFIX = "blame_bench/"
+"""The registry namespace of the suite's scanners."""
+
+
+def scan_locations(root: str | Path) -> list[Path]:
+    """The Scout scan folders (each holds ``_scan.json``) at or below ``root``, sorted."""
+    return sorted(path.parent for path in Path(root).rglob("_scan.json")) if Path(root).is_dir() else []
+
+
+def _scan_records(locations: Sequence[str | Path]) -> list[dict]:
+    """Reading Scout's results needs inspect-scout (the ``scout`` extra): without it, an
+    ``ImportError`` saying so."""
+    if not locations:
+        return []
+    try:
+        from inspect_scout import scan_results_df
+    except ImportError as error:
+        raise ImportError("reading Scout results needs inspect-scout: pip install -e '.[scout]'") from error
+    found = []
+    for location in locations:
+        results = scan_results_df(str(location))
+        model = results.spec.model.model if results.spec.model is not None else None
+        for frame in results.scanners.values():
+            found += [(row, model) for row in frame.to_dict("records")
+                      if str(row["scanner_name"]).startswith(SCANNER_PREFIX)]
+    several = len({Path(str(row["transcript_source_uri"])).stem for row, _ in found}) > 1
+    rows = []
+    for row, model in found:
+        error = row.get("scan_error")
+        value = json.loads(row["value"]) if isinstance(row.get("value"), str) else None
+        if value is None and not isinstance(error, str):
+            continue  # a run that did not fail
+        metadata = json.loads(row["metadata"]) if isinstance(row.get("metadata"), str) else {}
+        log = Path(str(row["transcript_source_uri"]))
+        usage = json.loads(row["scan_model_usage"]) if isinstance(row.get("scan_model_usage"), str) else {}
+        errors = [f"scan error: {error.splitlines()[0]}"] if isinstance(error, str) else (value or {}).get("errors", [])
+        rows.append({
+            "run": f"{log.stem}/{row['transcript_task_id']}" if several else str(row["transcript_task_id"]),
+            "epoch": int(row["transcript_task_repeat"] or 1), "log": log.name,
+            "model": model or ", ".join(sorted(usage)) or "none",
+            "method": str(row["scanner_name"]).removeprefix(SCANNER_PREFIX),
+            "valid": bool(value and value.get("valid")) and not isinstance(error, str),
+            "agent": (value or {}).get("agent"), "step": (value or {}).get("step"),
+            "cited": " ".join(str(metadata.get("cited", "")).split())[:CITED_CHARS],
+            "cited_id": metadata.get("cited_id", ""), "errors": "; ".join(errors),
+        })
+    return rows
 
 
 def _names(row: pd.Series) -> bool:
@@ -157,10 +228,10 @@ def unlabelled_markdown(rows: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
-def write_unlabelled_report(paths: Sequence[str | Path], out: Path) -> list[Path]:
-    """Write ``report.md`` and ``tables/unlabelled_{attributions,runs,pairs}.csv`` to ``out``;
-    return the files written."""
-    rows = attribution_rows(paths)
+def write_unlabelled_report(paths: Sequence[str | Path], out: Path, scans: Sequence[str | Path] = ()) -> list[Path]:
+    """Write ``report.md`` and ``tables/unlabelled_{attributions,runs,pairs}.csv`` to ``out`` from
+    the eval logs ``paths`` and the Scout scan folders ``scans``; return the files written."""
+    rows = attribution_rows(paths, scans)
     written = []
     for name, frame in (("attributions", rows), ("runs", run_table(rows)), ("pairs", pair_table(rows))):
         path = out / "tables" / f"unlabelled_{name}.csv"

@@ -97,18 +97,29 @@ def read_inspect_log(path: Path, scorer: str | None = None, failures: Sequence[s
     several_epochs = len({s.epoch for s in samples}) > 1
     trajectories, outcomes = [], []
     for i, sample in enumerate(samples):
-        value, name = _score(path, i, sample, scorer)
-        outcome = "unknown" if name is None else "failed" if _is_failure(value, failures) else "succeeded"
+        sample_id = f"{sample.id}/epoch{sample.epoch}" if several_epochs else str(sample.id)
+        outcome, trajectory = sample_trajectory(path, i, log.eval.task, sample, f"{prefix}{sample_id}", scorer, failures,
+                                                keep_all)
         outcomes.append(outcome)
-        if outcome == "failed" or keep_all:
-            sample_id = f"{sample.id}/epoch{sample.epoch}" if several_epochs else str(sample.id)
-            trajectories.append(_trajectory(path, i, log.eval.task, sample, f"{prefix}{sample_id}", outcome,
-                                            {"scorer": name or "", "score": "" if name is None else _text(value)}))
+        trajectories += [trajectory] if trajectory is not None else []
     if "failed" not in outcomes and not keep_all:
         counts = ", ".join(f"{outcomes.count(o)} {o}" for o in ("succeeded", "unknown") if o in outcomes)
         raise DataFormatError(path, "samples", f"no failed sample ({counts}; failure values {', '.join(failures)}): "
                                                "nothing to attribute")
     return trajectories
+
+
+def sample_trajectory(path: Path, i: int, task: str, sample: Any, trajectory_id: str, scorer: str | None = None,
+                      failures: Sequence[str] = DEFAULT_FAILURES, keep_all: bool = False) -> tuple[str, Trajectory | None]:
+    """(outcome, trajectory) of the ``i``-th sample of the log at ``path`` (an ``EvalSample``, or
+    one built alike): the trajectory when the sample failed or ``keep_all``, else None (see the
+    module docstring)."""
+    value, name = _score(path, i, sample, scorer)
+    outcome = "unknown" if name is None else "failed" if _is_failure(value, failures) else "succeeded"
+    if outcome != "failed" and not keep_all:
+        return outcome, None
+    return outcome, _trajectory(path, i, task, sample, trajectory_id, outcome,
+                                {"scorer": name or "", "score": "" if name is None else _text(value)})
 
 
 def _score(path: Path, i: int, sample: Any, scorer: str | None) -> tuple[Any, str | None]:

@@ -14,8 +14,13 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-LAYERS = ["blame", "simulators", "providers", "solvers", "scorers", "tasks", "analysis", "blame_bench", "bench"]
+LAYERS = ["blame", "simulators", "providers", "solvers", "scorers", "tasks", "analysis", "scanners", "blame_bench", "bench"]
 """The suite's Python packages, lowest first."""
+NARROW = {"scanners": ({"blame", "solvers"}, {"blame_bench"})}
+"""Layers narrower than their place in :data:`LAYERS`: (the only suite packages they import
+besides their own, the only packages above them that may import them). The scanners need the
+optional ``scout`` extra, so nothing but the entry point (which imports them only when it is
+installed) may depend on them."""
 MAX_LINES = 600
 SKIPPED_DIRS = {"tests", "__pycache__", "build", "dist", "logs"}
 
@@ -61,15 +66,32 @@ def test_every_module_belongs_to_a_layer() -> None:
     assert outside == []
 
 
+def allowed_imports(layer: str) -> set[str]:
+    """The suite packages a module of ``layer`` may import (its own included)."""
+    allowed = set(LAYERS[: LAYERS.index(layer) + 1])
+    if layer in NARROW:
+        allowed &= NARROW[layer][0] | {layer}
+    return allowed - {narrow for narrow, (_, importers) in NARROW.items() if narrow != layer and layer not in importers}
+
+
 def test_layers_import_downwards() -> None:
     """Each module imports only the suite packages below its own (or its own): the core imports
-    no task, solver, scorer, analysis, provider or entry point."""
+    no task, solver, scorer, analysis, provider or entry point; the scanners import only the core
+    and the solvers, and only the entry point imports them."""
     upward = []
     for path in suite_modules():
         layer = path.relative_to(REPO).parts[0]
-        allowed = set(LAYERS[: LAYERS.index(layer) + 1])
-        upward += [f"{path.relative_to(REPO)} imports {name}" for name in imported_packages(path) & set(LAYERS) - allowed]
+        upward += [f"{path.relative_to(REPO)} imports {name}"
+                   for name in imported_packages(path) & set(LAYERS) - allowed_imports(layer)]
     assert upward == []
+
+
+def test_the_narrow_rule_reads_as_documented() -> None:
+    """The scanners may import the core and the solvers, not the tasks below them in the list;
+    the entry point may import them, the performance benchmark above it may not."""
+    assert allowed_imports("scanners") == {"blame", "solvers", "scanners"}
+    assert "scanners" in allowed_imports("blame_bench") and "scanners" not in allowed_imports("bench")
+    assert "scanners" not in allowed_imports("analysis") and "analysis" in allowed_imports("bench")
 
 
 def test_docs_list_the_layers_in_order() -> None:
