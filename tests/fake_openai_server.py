@@ -12,6 +12,15 @@ It stands in for a vLLM server, or for OpenAI's API, so that Inspect's real ``vl
   ``response_format: {"type": "json_schema"}`` the content is a document valid against the sent
   schema (``providers.schema_sampler.sample_from_schema``, policy ``random``, keyed by the request's
   messages and schema, so identical requests get identical answers); otherwise a short sentence.
+- Scripted tool calls, for agent frameworks (a triage agent handing off to agents with tools):
+  a request that offers a ``transfer_to_*`` tool while no assistant message of its history has
+  called one gets a call of the offered transfer tool whose target is named in the first user
+  message (else the first offered); a request whose history holds such a hand-off and that
+  offers a function tool (not ``transfer_to_*``) no assistant message has called yet gets a call
+  of the first such tool, its arguments valid against the tool's parameters
+  (``sample_from_schema``, policy ``first``); every other request gets the text reply above. A
+  request offering tools with no hand-off in sight (an Inspect tool-using solver) is thus
+  answered as before. Call ids are ``call_<n>`` with n the number of earlier assistant tool calls.
 - A request for the model ``overflow`` gets the HTTP 400 vLLM sends when a prompt does not fit
   ("This model's maximum context length is ..."), which the provider turns into an output with
   ``stop_reason="model_length"``.
@@ -87,10 +96,42 @@ def _reply(body: dict[str, Any]) -> str:
     return TEXT_REPLY
 
 
+TRANSFER_PREFIX = "transfer_to_"
+
+
+def _called(messages: list[dict[str, Any]]) -> list[str]:
+    """The functions the history's assistant messages called, in order."""
+    return [call.get("function", {}).get("name", "") for m in messages if m.get("role") == "assistant"
+            for call in m.get("tool_calls") or [] if isinstance(call, dict)]
+
+
+def _scripted_call(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The scripted tool call for this request (see the module docstring), or None."""
+    messages = body.get("messages") or []
+    tools = [t["function"] for t in body.get("tools") or [] if isinstance(t, dict) and isinstance(t.get("function"), dict)]
+    called = _called(messages)
+    handed_off = any(name.startswith(TRANSFER_PREFIX) for name in called)
+    transfers = [t for t in tools if t.get("name", "").startswith(TRANSFER_PREFIX)]
+    if transfers and not handed_off:
+        first_user = _prompt_text([next((m for m in messages if m.get("role") == "user"), {})]).casefold()
+        tool = next((t for t in transfers if t["name"].removeprefix(TRANSFER_PREFIX).casefold() in first_user),
+                    transfers[0])
+        arguments: Any = {}
+    else:
+        tool = next((t for t in tools if not t.get("name", "").startswith(TRANSFER_PREFIX)
+                     and t.get("name") not in called), None)
+        if tool is None or not handed_off:
+            return None
+        arguments = sample_from_schema(tool.get("parameters") or {}, "first", 0, tool["name"])
+    return {"id": f"call_{len(called)}", "type": "function",
+            "function": {"name": tool["name"], "arguments": json.dumps(arguments)}}
+
+
 def _completion(body: dict[str, Any]) -> dict[str, Any]:
-    content = _reply(body)
+    call = _scripted_call(body)
+    content = "" if call else _reply(body)
     prompt_tokens = estimate_tokens(_prompt_text(body.get("messages") or []))
-    completion_tokens = estimate_tokens(content)
+    completion_tokens = estimate_tokens(content or json.dumps(call))
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
@@ -99,8 +140,9 @@ def _completion(body: dict[str, Any]) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": None, "tool_calls": [call]} if call
+                else {"role": "assistant", "content": content},
+                "finish_reason": "tool_calls" if call else "stop",
                 "logprobs": None,
             }
         ],

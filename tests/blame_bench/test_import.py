@@ -18,6 +18,7 @@ from blame.paths import WHO_AND_WHEN, resolve_data_dir
 from blame.state import FRAMING_KEY, KNOWN_FAILURE
 from blame.trajectory_folder import load_trajectory_folder
 from blame_bench.cli import main
+from every_method import attribute_with_every_method
 from solvers import SOLVERS
 from tasks.trajectories import trajectories
 
@@ -51,15 +52,9 @@ def test_an_inspect_log_is_imported_attributed_by_every_method_and_reported(
     runs = load_trajectory_folder(folder)
     assert [(t.id, t.outcome, t.label) for t in runs] == [("q1", "failed", None), ("q2", "failed", None)]
     logs = tmp_path / "logs"
-    result = _cli("eval", "tasks/trajectories.py", "-T", f"data_dir={folder}", "--model", "offline/random",
-                  "--log-dir", logs, "--display", "none")
-    assert result.returncode == 0, result.stdout + result.stderr
-    [cli_log] = [read_eval_log(info) for info in list_eval_logs(str(logs))]
-    assert cli_log.status == "success" and cli_log.eval.metadata[FRAMING_KEY] == KNOWN_FAILURE
+    cli_log, _ = attribute_with_every_method(folder, logs)
+    assert cli_log.eval.metadata[FRAMING_KEY] == KNOWN_FAILURE
     assert not cli_log.results.scores and all(not s.scores for s in cli_log.samples)  # nothing to score
-    others = [trajectories(data_dir=str(folder), solver=name) for name in SOLVERS if name != "all_at_once"]
-    assert all(log.status == "success" for log in inspect_eval(others, model="offline/random", log_dir=str(logs),
-                                                               display="none", max_tasks=4))
     report = tmp_path / "report"
     assert main(["report", str(logs), "--out", str(report), "--quiet"]) == 0
     text = (report / "report.md").read_text(encoding="utf-8")
@@ -100,6 +95,8 @@ def test_whowhen_histories_labelled_or_not(tmp_path: Path, capsys: pytest.Captur
     (["whowhen", "RUNS"], "bad.json: field 'history': missing"),
     (["inspect", "RUNS/bad.json"], "bad.json: field '<file>': not a readable Inspect log"),
     (["whowhen", "NOWHERE"], "no such file or folder"),
+    (["whowhen", "RUNS", "--outcome", "failed"], "--outcome applies to the otlp format only"),
+    (["otlp", "RUNS/bad.json"], "bad.json: field 'line 1: resourceSpans': missing (not an OTLP trace export)"),
 ])
 def test_bad_input_is_one_line_naming_the_file(argv: list[str], message: str, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
