@@ -51,13 +51,33 @@ for a model with an 8k-token window pass about ``max_total_chars=20000``. The bu
 log; the task (:func:`render_task`: cut to ``max_total_chars``), the component list (each
 description cut to ``max_prompt_chars``; ids and names whole, since answers name them) and each
 system prompt (``max_prompt_chars``) come on top.
+
+Prefixes (:class:`PrefixLogs`: step-by-step, the hybrid's walk and the online auditor show the log
+up to step k for many k). Each step is rendered once, as a block, and prefix k is joined from
+blocks, so the work per prefix is the length of the text sent, and consecutive prefixes share a
+long common prefix, which servers with prefix caching reuse:
+
+- If the whole log fits at some per-step limit (1-2), every block has that one limit and prefix k
+  is blocks 0..k: a string prefix of every later prefix up to its end-of-log marker.
+- Else (the whole log is over budget, 3), every block has its header cut to
+  :data:`MAX_HEADER_CHARS` and its content to the floor of 3. A prefix whose blocks fit is shown
+  whole. A longer one shows a fixed *head* (steps 0, 1, ... while they fit in half the budget less
+  a marker), one omission line for the steps after it, and a *tail window* of the steps up to k.
+  The window keeps its first step while the prefix fits; when it no longer does, the window moves
+  on in one jump, far enough that the tail holds at most half of the room left for it. So between
+  jumps each prompt extends the previous one, and at a jump the two still share the head. Which
+  steps prefix k shows depends on k alone. Every prefix stays within ``max_total_chars`` (with the
+  exception of 3) and shows step k unless that step alone does not fit beside the head and the
+  marker; its ``truncated_steps``, ``omitted_steps`` and ``over_budget`` say what it cut.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
+from itertools import accumulate
 from dataclasses import dataclass, field
 
 from blame.arguments import as_int
@@ -201,20 +221,33 @@ def _step_limit(parts: list[_Part], budget: RenderBudget, low: int = 0) -> tuple
     return low, False
 
 
+def _omit_floor(budget: RenderBudget) -> int:
+    """The least content each shown step keeps when steps are left out (module docstring, 3)."""
+    return min(budget.max_step_chars, _OMIT_FLOOR, budget.max_total_chars // 10)
+
+
+def _short_headers(parts: list[_Part]) -> tuple[list[_Part], list[int]]:
+    """``parts`` with each header cut to :data:`MAX_HEADER_CHARS`, and the steps whose header was cut."""
+    shortened = [(index, cut_middle(header, MAX_HEADER_CHARS), fenced) for index, header, fenced in parts]
+    return shortened, [index for (index, header, _), (_, short, _) in zip(parts, shortened) if short != header]
+
+
 def _omission(parts: list[_Part], head: int, tail: int) -> _Part:
     """The marker part standing for ``parts[head : len(parts) - tail]`` (at least one part)."""
-    first, last, n = parts[head][0], parts[len(parts) - tail - 1][0], len(parts) - head - tail
-    return -1, OMITTED_ONE.format(step=first) if n == 1 else OMITTED_MARKER.format(first=first, last=last, n=n), ""
+    return -1, _omitted_line(parts[head][0], parts[len(parts) - tail - 1][0], len(parts) - head - tail), ""
+
+
+def _omitted_line(first: int, last: int, n: int) -> str:
+    """The marker line for the ``n`` steps ``first..last`` left out."""
+    return OMITTED_ONE.format(step=first) if n == 1 else OMITTED_MARKER.format(first=first, last=last, n=n)
 
 
 def _omit(parts: list[_Part], budget: RenderBudget) -> RenderedLog:
     """Step 3 of the module docstring: cut long headers, keep steps from both ends inwards while
     they fit, and one marker line for the run left out."""
     total = budget.max_total_chars - len(_END)
-    floor = min(budget.max_step_chars, _OMIT_FLOOR, budget.max_total_chars // 10)
-    shortened = [(index, cut_middle(header, MAX_HEADER_CHARS), fenced) for index, header, fenced in parts]
-    cut_headers = [index for (index, header, _), (_, short, _) in zip(parts, shortened) if short != header]
-    parts = shortened
+    floor = _omit_floor(budget)
+    parts, cut_headers = _short_headers(parts)
     sizes = [len(_render_parts([part], floor)[0]) for part in parts]
     n, head, tail, used = len(parts), 0, 0, 0  # used: characters of the kept blocks
 
@@ -266,28 +299,91 @@ def render_prefix_blocks(trajectory: Trajectory, budget: RenderBudget = RenderBu
     keep consecutive prompts byte-identical up to the end of the shorter prefix, which servers
     with prefix caching reuse. (Rendering each prefix within the budget on its own would let an
     early prefix keep more of a long step than a later one.) For an over-budget log the joined
-    blocks exceed the budget: :class:`PrefixLogs` then renders each prefix on its own.
+    blocks exceed the budget: :class:`PrefixLogs` then leaves steps out (module docstring,
+    "Prefixes").
     """
     rendered, _ = _blocks(_parts(trajectory.steps), budget)
     return [text for text, _ in rendered], [index for _, cut in rendered for index in cut]
 
 
 class PrefixLogs:
-    """The log up to each step k of one trajectory, within ``budget``: the joined blocks of
-    :func:`render_prefix_blocks` (consecutive prefixes are string prefixes of each other) when the
-    whole log fits at some per-step limit; else each prefix rendered on its own (a prefix that
-    fits whole is shown whole, a longer one with steps omitted)."""
+    """The log up to each step k of one trajectory, within ``budget``, for methods that show
+    growing prefixes of one log (module docstring, "Prefixes").
+
+    Each step is rendered once, as a block; prefix k is joined from blocks, never rendered from
+    scratch, so the work per prefix is the length of its text and only the blocks are held.
+    Which steps prefix k shows depends on k alone, not on which prefixes were asked before.
+    """
 
     def __init__(self, trajectory: Trajectory, budget: RenderBudget = RenderBudget()) -> None:
-        self._parts, self._budget = _parts(trajectory.steps), budget
-        self._rendered, self.over_budget = _blocks(self._parts, budget)
+        parts = _parts(trajectory.steps)
+        limit, self.over_budget = _step_limit(parts, budget)
+        cut_headers: list[int] = []
+        if self.over_budget:
+            parts, cut_headers = _short_headers(parts)
+            limit = _omit_floor(budget)
+        rendered = [_render_parts([part], limit) for part in parts]
+        self._indices = [index for index, _, _ in parts]
+        self._blocks = [text for text, _ in rendered]
+        headers = set(cut_headers)
+        self._cut = [p for p, (_, cut) in enumerate(rendered) if cut or self._indices[p] in headers]
+        self._cut_headers = [p for p in self._cut if self._indices[p] in headers]
+        self._ends = [0, *accumulate(len(block) + 2 for block in self._blocks)]  # + 2: the separator
+        self._total = budget.max_total_chars - len(_END)
+        self._starts: list[int] = []  # the tail window's first block, for each prefix so far
+        self._head, head_room, marker = 0, -1, len(OMITTED_MARKER.format(first=len(parts), last=len(parts), n=len(parts)))
+        if self.over_budget:
+            head_room = (self._total - marker - 4) // 2
+            while self._head < len(parts) and self._joined(0, self._head) <= head_room:
+                self._head += 1
+        self._head_text = "\n\n".join(self._blocks[: self._head])
+        self._head_chars = len(self._head_text) + 2 if self._head else 0
+        self._tail_room = (self._total - self._head_chars - marker - 2) // 2
+
+    def _joined(self, first: int, last: int) -> int:
+        """Length of blocks ``first..last`` joined (0 when ``last < first``)."""
+        return max(self._ends[last + 1] - self._ends[first] - 2, 0)
+
+    def _marker(self, start: int) -> str:
+        """The omission line for blocks ``head..start - 1``."""
+        return _omitted_line(self._indices[self._head], self._indices[start - 1], start - self._head)
+
+    def _length(self, k: int, start: int) -> int:
+        """Length of prefix ``k`` (without the end-of-log marker) whose tail starts at ``start``."""
+        if start == self._head:  # nothing left out
+            return self._joined(0, k)
+        tail = self._joined(start, k) + 2 if start <= k else 0
+        return self._head_chars + len(self._marker(start)) + tail
+
+    def _start(self, k: int) -> int:
+        """Where prefix ``k``'s tail window starts: where prefix k - 1's did while the prefix
+        fits, else far enough on that the tail holds at most half the room left for it (but step
+        k, if it fits beside the head and the marker)."""
+        while len(self._starts) <= k:
+            j = len(self._starts)
+            start = self._starts[-1] if self._starts else self._head
+            if self._length(j, start) > self._total:
+                start = max(start, self._head + 1)
+                while start < j and self._joined(start, j) > self._tail_room:
+                    start += 1
+                while start <= j and self._length(j, start) > self._total:  # step j alone too long
+                    start += 1
+            self._starts.append(start)
+        return self._starts[k]
 
     def upto(self, k: int) -> RenderedLog:
-        """Steps 0..k, ending with the end-of-log marker."""
-        if self.over_budget:
-            return _render(self._parts[: k + 1], self._budget)
-        shown = self._rendered[: k + 1]
-        return RenderedLog(join_blocks([text for text, _ in shown]), [index for _, cut in shown for index in cut])
+        """Steps 0..k, ending with the end-of-log marker, and what was cut or left out of them."""
+        start, head = self._start(k), self._head
+        cut = self._cut[: bisect_right(self._cut, k)]
+        if start == head:
+            text = "\n\n".join(self._blocks[: k + 1])
+            shown_headers = self._cut_headers[: bisect_right(self._cut_headers, k)]
+            return RenderedLog(text + _END, [self._indices[p] for p in cut], over_budget=bool(shown_headers))
+        shown = cut[: bisect_left(cut, head)] + cut[bisect_left(cut, start) :]
+        pieces = [self._head_text] if head else []
+        text = "\n\n".join([*pieces, self._marker(start), *self._blocks[start : k + 1]])
+        omitted = self._indices[head:start]
+        return RenderedLog(text + _END, [self._indices[p] for p in shown], over_budget=True, omitted_steps=omitted)
 
 
 def join_blocks(blocks: list[str]) -> str:

@@ -35,15 +35,19 @@ Unusable and missing answers
 
 Calls per sample: k, the 1-based position of the first flagged step among the m searchable
 steps (m = n on Who&When); m when nothing is flagged; fewer if a context overflow ends the walk.
-Input tokens grow with the prefix, so a full walk costs O(n^2) log characters.
+Input tokens grow with the prefix up to the render budget, so a full walk costs O(n^2) log
+characters until the prefixes reach ``max_log_chars`` and O(n x max_log_chars) beyond; each step
+is rendered once (``blame.render.PrefixLogs``), so the walk's CPU is linear in what it sends.
 
 Prompt layout (prefix caching): each call is [system, user: task + system + log up to step i +
 question]. The log is rendered step by step with the one per-step limit that fits the *whole*
 log into the render budget (``blame.render.PrefixLogs``, as the online auditor does), and its
 heading does not name i, so the prompt for step i equals the prompt for any later step up to the
 end of step i: a prefix-caching server prefills only the new steps and the question. A log over
-budget even at that limit 0 has each prefix rendered on its own, with steps omitted; the
-Attribution records them (``omitted_steps``, ``over_budget``).
+budget even at that limit 0 shows, once a prefix no longer fits, its first steps, one omission
+line and a window of the steps up to i that moves on only in jumps (``blame.render``,
+"Prefixes"), so consecutive prompts still extend each other between jumps and share the first
+steps at a jump; the Attribution records what was left out (``omitted_steps``, ``over_budget``).
 
 Departures from the original code, on purpose: real step numbers in every prompt (the original's
 "(Step {idx})" sentence was not an f-string, so the literal ``{idx}`` reached the model); the

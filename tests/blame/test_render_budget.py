@@ -117,13 +117,19 @@ def test_omission_marker_cannot_be_forged() -> None:
     assert fence("[... 40 characters cut ...]") == "[... 40 characters cut ...]"
 
 
-def test_prefixes_over_budget_are_rendered_on_their_own() -> None:
-    """Once the whole log is over budget, prefix k is exactly render_steps of steps 0..k."""
+def test_prefixes_over_budget_that_fit_are_shown_whole_and_longer_ones_keep_both_ends() -> None:
+    """Once the whole log is over budget, a prefix that fits is exactly render_steps of steps
+    0..k; a longer one keeps the budget, step 0 and step k, and names the run between (the layout
+    that keeps consecutive prefixes sharing: tests/blame/test_render_prefixes.py)."""
     trajectory = _trajectory([f"step text {i}" for i in range(3_000)])
     prefixes = PrefixLogs(trajectory)
     assert prefixes.over_budget
-    for k in (5, 2_999):
-        assert prefixes.upto(k) == render_steps(trajectory.steps[: k + 1])
+    assert prefixes.upto(5) == render_steps(trajectory.steps[:6])
+    log = prefixes.upto(2_999)
+    shown = [int(i) for i in HEADER.findall(log.text)]
+    [(first, last, _)] = MARKER.findall(log.text)
+    assert len(log.text) <= RenderBudget().max_total_chars and shown[0] == 0 and shown[-1] == 2_999
+    assert log.omitted_steps == list(range(int(first), int(last) + 1)) and log.over_budget
 
 
 def test_note_cuts_merges_into_an_attribution() -> None:
