@@ -46,7 +46,7 @@ and between an agent and the tools it calls.
 Outcome: ``failed`` when a root span or an agent span has status ERROR; else ``outcome``
 (``unknown`` by default: a trace does not say whether the run reached its goal; ``failed`` when
 the user says these are failed runs). No trace has a label. Ids are trace ids; source
-``otlp/<service.name>``; ``task`` is the first step's text when the user speaks first. Meta:
+``otlp/<service.name>``; ``task`` is the first ``human`` step's text. Meta:
 ``file``, ``trace_id``, ``root_span``, ``status``, ``n_steps``, ``n_agents``, ``n_errors`` (0).
 
 Refused, as a :class:`DataFormatError` naming the file (and its line and field where there is
@@ -174,23 +174,36 @@ def read_spans(path: Path, first_order: int = 0) -> list[_Span]:
         raise DataFormatError(path, "<file>", f"cannot be read: {error}") from error
     spans: list[_Span] = []
     for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        request = parse_json(path, line, f"line {n}")
-        if not isinstance(request, dict):
-            raise DataFormatError(path, f"line {n}", f"expected a JSON object, got {type(request).__name__}")
-        if "resourceSpans" not in request and ({"resourceMetrics", "resourceLogs"} & set(request)):
-            continue
-        for i, resource_spans in enumerate(field(path, request, "resourceSpans", list, f"line {n}")):
-            where = f"line {n}: resourceSpans[{i}]"
-            resource = field(path, resource_spans, "resource", dict, where, required=False) or {}
-            service = _attributes(path, resource, f"{where}.resource").get("service.name")
-            for j, scope in enumerate(field(path, resource_spans, "scopeSpans", list, where, required=False) or []):
-                for k, raw in enumerate(field(path, scope, "spans", list, f"{where}.scopeSpans[{j}]", required=False) or []):
-                    span_where = f"{where}.scopeSpans[{j}].spans[{k}]"
-                    spans.append(_span(path, raw, span_where, first_order + len(spans), service))
+        try:
+            spans += _line_spans(path, n, line, first_order + len(spans))
+        except RecursionError:
+            raise DataFormatError(path, f"line {n}", "nested too deeply to read") from None
     if not spans:
         raise DataFormatError(path, "resourceSpans", "empty: no spans in this file")
+    return spans
+
+
+def _line_spans(path: Path, n: int, line: str, first_order: int) -> list[_Span]:
+    """The spans of line ``n`` (none for a blank line or a metrics or logs export)."""
+    if not line.strip():
+        return []
+    request = parse_json(path, line, f"line {n}")
+    if not isinstance(request, dict):
+        raise DataFormatError(path, f"line {n}", f"expected a JSON object, got {type(request).__name__}")
+    if "resourceSpans" not in request and ({"resourceMetrics", "resourceLogs"} & set(request)):
+        return []
+    resources = request.get("resourceSpans")
+    if not isinstance(resources, list):
+        raise DataFormatError(path, f"line {n}: resourceSpans", "missing (not an OTLP trace export)"
+                              if resources is None else f"expected a list, got {type(resources).__name__}")
+    spans: list[_Span] = []
+    for i, resource_spans in enumerate(resources):
+        where = f"line {n}: resourceSpans[{i}]"
+        resource = field(path, resource_spans, "resource", dict, where, required=False) or {}
+        service = _attributes(path, resource, f"{where}.resource").get("service.name")
+        for j, scope in enumerate(field(path, resource_spans, "scopeSpans", list, where, required=False) or []):
+            for k, raw in enumerate(field(path, scope, "spans", list, f"{where}.scopeSpans[{j}]", required=False) or []):
+                spans.append(_span(path, raw, f"{where}.scopeSpans[{j}].spans[{k}]", first_order + len(spans), service))
     return spans
 
 
@@ -199,8 +212,8 @@ def _span(path: Path, raw: Any, where: str, order: int, service: Any) -> _Span:
     parent = field(path, raw, "parentSpanId", str, where, required=False)
     status = field(path, raw, "status", dict, where, required=False) or {}
     code = status.get("code", 0)
-    if code not in _STATUS_NAMES:
-        raise DataFormatError(path, f"{where}.status.code", f"{str(code)[:40]!r}: not a status code (0, 1, 2)")
+    if isinstance(code, bool) or not isinstance(code, (int, str)) or code not in _STATUS_NAMES:
+        raise DataFormatError(path, f"{where}.status.code", f"{code!r:.40}: not a status code (0, 1, 2)")
     events = []
     for e, event in enumerate(field(path, raw, "events", list, where, required=False) or []):
         events.append((field(path, event, "name", str, f"{where}.events[{e}]"),
@@ -321,7 +334,7 @@ def _trajectory(trace: dict[str, _Span], outcome: str) -> Trajectory | None:
                             links=[Link(source=a, target=b) for a, b in dict.fromkeys(transcript.pairs) if a != b])
         return Trajectory(
             id=first.trace_id, source=f"otlp/{first.service or first.path.stem}", label_kind="step",
-            task=steps[0].content if steps and steps[0].agent == USER else "", system=system, steps=steps,
+            task=next((step.content for step in steps if step.kind == "human"), ""), system=system, steps=steps,
             outcome="failed" if failed else outcome,  # type: ignore[arg-type]
             meta={"file": first.path.name, "trace_id": first.trace_id, "root_span": first.name,
                   "status": (failed[0].status_message or "ERROR") if failed else first.status,
@@ -338,8 +351,8 @@ def _steps(roots: list[_Span]) -> tuple[_Transcript, dict[str, str], dict[str, l
     seen: set[str] = set()
     announced: Counter[str] = Counter()
     previous: str | None = None
-    for span, agent in _walk(roots, None):
-        agent = agent or DEFAULT_AGENT
+    for span, caller in _walk(roots, None):
+        agent = caller or DEFAULT_AGENT
         if _is_model_call(span):
             inputs, outputs = _messages(span)
             for message in inputs:
@@ -357,7 +370,8 @@ def _steps(roots: list[_Span]) -> tuple[_Transcript, dict[str, str], dict[str, l
                 tools.setdefault(agent, []).extend(calls)
                 transcript.add(agent, "tool_call" if calls else "agent", text, span.span_id, calls=calls,
                                role=message.role)
-                transcript.link(previous or USER, agent)
+                if previous or USER in transcript.kinds:
+                    transcript.link(previous or USER, agent)
                 previous = agent
         elif span.kind == "TOOL":
             name = _text(span.attributes.get("tool.name") or span.attributes.get("gen_ai.tool.name")).strip()
@@ -378,8 +392,9 @@ def _steps(roots: list[_Span]) -> tuple[_Transcript, dict[str, str], dict[str, l
             error = [f"(error) {span.status_message or 'ERROR'}"] if span.status == "ERROR" else []
             seen.add(result)
             transcript.add(name, "tool_result", "\n".join([*lead, result, *error]), span.span_id, role=f"tool:{name}")
-            tools.setdefault(agent, []).append(name)
-            transcript.link(agent, name)
+            if caller is not None or agent in transcript.kinds:
+                tools.setdefault(agent, []).append(name)
+                transcript.link(agent, name)
     return transcript, prompts, tools
 
 

@@ -1,7 +1,8 @@
 """The OTLP importer on traces a real multi-agent framework wrote: an OpenAI Agents SDK triage
 agent handing off to two agents with a function tool each, traced by the OpenInference
 instrumentor into an OTLP JSON Lines file by the OTLP JSON file exporter, against the fake
-OpenAI server on loopback (whose scripted tool calls make the hand-off and the tool call). Run as
+OpenAI server on loopback (whose scripted tool calls make the hand-off and the tool call); and
+that file with one node replaced by a hostile value (fuzz, derandomised). Run as
 a program, this module is that user's run (two requests, one trace each)::
 
     python tests/blame/test_otlp_producer.py TRACES.jsonl BASE_URL
@@ -14,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -67,6 +69,10 @@ if __name__ == "__main__":
     sys.exit(0)
 
 from fake_openai_server import TEXT_REPLY, serve  # noqa: E402 (the program above needs none of these)
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from test_loader_fuzz import FUZZ, mutated  # noqa: E402
+from test_otlp import loads_or_refuses  # noqa: E402
 
 from blame.otlp import load_otlp  # noqa: E402
 from blame.state import FRAMING_KEY, KNOWN_FAILURE  # noqa: E402
@@ -150,6 +156,20 @@ def test_each_trace_is_a_run_with_its_agents_hand_off_tool_and_spans(run: tuple[
             ("user", "Triage"), ("Triage", "user"), ("Triage", agent), (agent, "Triage"), (agent, tool), (tool, agent)]
         assert trajectory.meta == {"file": "traces.jsonl", "trace_id": trajectory.id, "root_span": "Agent workflow",
                                    "status": "OK", "n_steps": 6, "n_agents": 2, "n_errors": 0}
+
+
+@FUZZ
+@given(st.data())
+def test_a_hostile_node_anywhere_in_the_real_trace_loads_or_is_refused_naming_the_file(
+        run: tuple[Path, list[dict]], data: st.DataObject) -> None:
+    """One node of one line of the real file replaced by a hostile value or deleted (derandomised)."""
+    lines = run[0].read_text(encoding="utf-8").splitlines()
+    n = data.draw(st.integers(0, len(lines) - 1))
+    lines[n] = json.dumps(data.draw(mutated(json.loads(lines[n]))))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "traces.jsonl"
+        path.write_text("\n".join(lines), encoding="utf-8")
+        loads_or_refuses(path)
 
 
 @pytest.mark.e2e
