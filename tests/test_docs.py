@@ -8,6 +8,7 @@
   left out) and each task's arguments, with the defaults of their signatures; every ``-S``/``-T``
   argument shown anywhere exists.
 - Every relative link of README.md, BENCHMARK.md and docs/ points at a file.
+- docs/own_runs.md's commands run in the page's order (each reads what one before it wrote).
 - Every command shown in README.md, BENCHMARK.md, docs/developing.md and docs/adding_a_method.md
   is either run here, offline (the model rewritten to ``offline/random``, ``--limit 1``, in a
   scratch folder), or matched by a rule of ``NOT_RUN`` that says why it cannot run in a test; a
@@ -25,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from doc_commands import REPO, markdown_commands, run_command, scratch_repo
+from doc_commands import REPO, bash_blocks, block_commands, markdown_commands, run_command, scratch_repo
 
+from blame.paths import WHO_AND_WHEN, resolve_data_dir
 from simulators.model_task import simulate
 from solvers import SOLVERS
 from tasks.aftraj import aftraj
@@ -317,3 +319,40 @@ def test_shown_commands_run_offline(tmp_path: Path):
     failed = [f"{c}\n{r.stdout[-1500:]}{r.stderr[-1500:]}" for c, r in results if r.returncode != 0]
     assert not failed, "\n\n".join(failed)
     assert any(c.startswith("blame report") for c in commands)
+
+
+OWN_RUNS = REPO / "docs" / "own_runs.md"
+
+
+def own_runs_runnable(command: str) -> str:
+    """The offline variant of a command of docs/own_runs.md: as :func:`runnable`, and Scout's
+    models (``scout scan --model``, ``inspect eval --scan-model``) the offline one too, one
+    process."""
+    command = re.sub(r"--scan-model \S+", "--scan-model offline/random", command)
+    if command.startswith("scout scan"):
+        return re.sub(r"--model \S+", "--model offline/random", command) + " --max-processes 1 --display none"
+    return runnable(command)
+
+
+@pytest.mark.e2e
+def test_own_runs_commands_run_in_order(tmp_path: Path) -> None:
+    """Every command of docs/own_runs.md's bash blocks exits 0, run in the page's order (imports,
+    then what reads them) in a scratch checkout that holds what the page assumes: your task
+    (``my_task.py``: tests/blame/multi_agent_task.py), a failed log of it (``logs/my-eval``) and
+    two Who&When histories (``histories/``)."""
+    root = scratch_repo(tmp_path / "repo")
+    (root / "my_task.py").write_text((REPO / "tests" / "blame" / "multi_agent_task.py").read_text(encoding="utf-8"))
+    setup = run_command("inspect eval my_task.py --model mockllm/model --log-dir logs/my-eval --display none", root)
+    assert setup.returncode == 0, setup.stderr[-1500:]
+    (root / "histories").mkdir()
+    for name in ("1.json", "2.json"):
+        (root / "histories" / name).write_bytes((resolve_data_dir(WHO_AND_WHEN, None) / "Hand-Crafted" / name).read_bytes())
+    commands = [c for block in bash_blocks(OWN_RUNS.read_text(encoding="utf-8")) for c in block_commands(block)]
+    assert any(c.startswith("scout scan") for c in commands) and any("--scanner" in c for c in commands)
+    for command in map(own_runs_runnable, commands):
+        start = time.perf_counter()
+        result = run_command(command, root)
+        print(f"{time.perf_counter() - start:6.1f}s {command}")
+        assert result.returncode == 0, f"{command}\n{result.stdout[-1500:]}{result.stderr[-1500:]}"
+    for report in ("report", "scout-report", "scanned-report"):
+        assert "# Attributions of runs without labels" in (root / report / "report.md").read_text(encoding="utf-8")
