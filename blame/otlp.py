@@ -15,9 +15,10 @@ frameworks are read:
 - *OpenTelemetry GenAI* (``gen_ai.operation.name`` chat / invoke_agent / execute_tool;
   ``gen_ai.agent.name``; ``gen_ai.input.messages`` / ``gen_ai.output.messages`` as JSON, with
   ``parts`` of type text / tool_call / tool_call_response; ``gen_ai.system_instructions``; or the
-  older span events ``gen_ai.content.prompt`` / ``gen_ai.content.completion`` holding
-  ``gen_ai.prompt`` / ``gen_ai.completion``; ``gen_ai.tool.name``,
-  ``gen_ai.tool.call.arguments`` / ``.result``).
+  older ``gen_ai.prompt`` / ``gen_ai.completion``, as attributes or in the span events
+  ``gen_ai.content.prompt`` / ``gen_ai.content.completion``, or flattened as OpenLLMetry writes
+  them, ``gen_ai.prompt.N.role`` / ``.content`` and ``gen_ai.completion.N.tool_calls.M.name`` /
+  ``.arguments``; ``gen_ai.tool.name``, ``gen_ai.tool.call.arguments`` / ``.result``).
 
 The spans of a trace are rebuilt into a tree by ``parentSpanId`` (a parent missing from the input
 makes a root) and walked depth-first, siblings in order of start time. A span's *agent* is the
@@ -29,31 +30,33 @@ each keeping its span's ``spanId`` (``Step.source_id``):
   is not the model's (role user, or another agent's words passed as user input), a ``human`` step
   of ``user``; then each output message, an ``agent`` step of the span's agent (``tool_call`` when
   it calls tools: ``tool_calls`` lists them and the text ends with one ``-> function(arguments)``
-  line per call). Input messages repeat the history, so they never repeat a step. The first
-  system message an agent's calls carry is its component's system prompt.
+  line per call). Input messages repeat the history, so they never repeat a step.
 - a tool span: a ``tool_result`` step of the tool's own component (kind ``software``, id = the
   tool's name) holding the result (its status message after ``(error)`` when the span failed),
   led by the ``-> tool(arguments)`` line when no model output announced the call. A TOOL span
   named ``handoff to X`` without a tool name (the OpenAI Agents SDK's hand-off) is a ``system``
   step whose recipient is X.
 
-Components: ``user``, then agents and tools in order of first appearance (agents named by
-``graph.node.id`` also when they never act); an agent's ``tools`` are the tools it called. Links:
+Components, in order of first appearance: ``user`` (when a user message is seen), the agents
+(those named by ``graph.node.id`` also when they never act) and the tools; an agent's ``tools``
+are the tools it called, its ``system_prompt`` the first system message its calls carry. Links:
 the hand-off graph (``graph.node.parent_id`` -> ``graph.node.id``, a hand-off's caller -> its
 recipient), and both directions between consecutive speaking agents (the user before the first)
 and between an agent and the tools it calls.
 
 Outcome: ``failed`` when a root span or an agent span has status ERROR; else ``outcome``
 (``unknown`` by default: a trace does not say whether the run reached its goal; ``failed`` when
-the user says these are failed runs). No trace has a label. Ids are trace ids; source
-``otlp/<service.name>``; ``task`` is the first ``human`` step's text. Meta:
-``file``, ``trace_id``, ``root_span``, ``status``, ``n_steps``, ``n_agents``, ``n_errors`` (0).
+the user says these are failed runs). No trace has a label. A trace with no model, agent or
+tool span (an HTTP server's, say) is not an agent run and is left out. Ids are trace ids; source
+``otlp/<service.name>`` (else the file's stem); ``task`` is the first ``human`` step's text. Meta:
+``file``, ``trace_id``, ``root_span`` (its name), ``status`` (the failing span's status message,
+else the root's status), ``n_steps``, ``n_agents``, ``n_errors`` (0).
 
 Refused, as a :class:`DataFormatError` naming the file (and its line and field where there is
 one): a line that is not JSON or not an OTLP trace export (a missing or mistyped ``traceId``,
 ``spanId``, ``name``, time, attribute or status), a span repeated, a message attribute that is not
-the convention's JSON, a file without spans, a cycle of parents, input with no agent run (no
-model, agent or tool span), and a trace of an agent run in which no model call holds its output
+the convention's JSON, a file without spans, a cycle of parents, input with no agent run, and a
+trace of an agent run in which no model call holds its output
 messages (content capture off): the error says how to turn capture on (:data:`CAPTURE_HINT`).
 """
 
@@ -77,15 +80,15 @@ OUTCOMES = ("unknown", "failed")
 """The outcomes a trace without an ERROR status may be given (``failed`` runs are never safe controls)."""
 
 CAPTURE_HINT = ("turn message content capture on and run again: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true "
-                "(OpenTelemetry GenAI instrumentations), or OpenInference's OPENINFERENCE_HIDE_INPUTS, "
+                "(OpenTelemetry GenAI instrumentations), OpenInference's OPENINFERENCE_HIDE_INPUTS, "
                 "OPENINFERENCE_HIDE_OUTPUTS, OPENINFERENCE_HIDE_INPUT_MESSAGES and OPENINFERENCE_HIDE_OUTPUT_MESSAGES "
-                "unset or false")
+                "unset or false, or TRACELOOP_TRACE_CONTENT=true (OpenLLMetry)")
 
 _AGENT_KEYS = ("gen_ai.agent.name", "agent.name", "graph.node.id")
 _KINDS = {"chat": "LLM", "text_completion": "LLM", "generate_content": "LLM", "invoke_agent": "AGENT",
           "create_agent": "AGENT", "execute_tool": "TOOL"}
-_FLAT = re.compile(r"^llm\.(input|output)_messages\.(\d{1,6})\.message\.(.+)$")
-_FLAT_CALL = re.compile(r"^tool_calls\.(\d{1,6})\.tool_call\.function\.(name|arguments)$")
+_FLAT = re.compile(r"^(?:llm\.(input|output)_messages\.(\d{1,6})\.message|gen_ai\.(prompt|completion)\.(\d{1,6}))\.(.+)$")
+_FLAT_CALL = re.compile(r"^tool_calls\.(\d{1,6})\.(?:tool_call\.function\.)?(name|arguments)$")
 _FLAT_PART = re.compile(r"^contents\.(\d{1,6})\.message_content\.text$")
 _HANDOFF = re.compile(r"^handoff to (?P<name>.+)$")
 _ERROR_CODES = (2, "STATUS_CODE_ERROR")
@@ -400,7 +403,8 @@ def _steps(roots: list[_Span]) -> tuple[_Transcript, dict[str, str], dict[str, l
 
 def _is_model_call(span: _Span) -> bool:
     keys = span.attributes.keys()
-    return (span.kind == "LLM" or "gen_ai.output.messages" in keys or any(k.startswith("llm.output_messages.") for k in keys)
+    return (span.kind == "LLM" or bool({"gen_ai.output.messages", "gen_ai.completion"} & keys)
+            or any(k.startswith(("llm.output_messages.", "gen_ai.completion.")) for k in keys)
             or any(name == "gen_ai.content.completion" for name, _ in span.events))
 
 
@@ -415,23 +419,26 @@ def _messages(span: _Span) -> tuple[list[_Message], list[_Message]]:
     instructions = attributes.get("gen_ai.system_instructions")
     if instructions is not None:
         inputs.insert(0, _Message("system", _parts_text(_json(span, "gen_ai.system_instructions", instructions)), []))
-    for name, event in span.events:
-        if name == "gen_ai.content.prompt" and "gen_ai.prompt" in event:
-            inputs += _genai(span, f"event {name}", event["gen_ai.prompt"], default_role="user")
-        elif name == "gen_ai.content.completion" and "gen_ai.completion" in event:
-            outputs += _genai(span, f"event {name}", event["gen_ai.completion"], default_role="assistant")
+    for name, event in [("", attributes), *span.events]:  # the older attributes, or their span events
+        if name in ("", "gen_ai.content.prompt") and "gen_ai.prompt" in event:
+            inputs += _genai(span, f"event {name}" if name else "gen_ai.prompt", event["gen_ai.prompt"])
+        if name in ("", "gen_ai.content.completion") and "gen_ai.completion" in event:
+            outputs += _genai(span, f"event {name}" if name else "gen_ai.completion", event["gen_ai.completion"],
+                              default_role="assistant")
     return inputs, outputs
 
 
 def _flat_messages(span: _Span) -> tuple[list[_Message], list[_Message]]:
-    """OpenInference's flattened ``llm.input_messages.N.message.*`` / ``llm.output_messages...``."""
+    """Flattened messages: OpenInference's ``llm.input_messages.N.message.*`` / ``llm.output_messages...``,
+    OpenLLMetry's ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``."""
     found: dict[tuple[str, int], dict[str, Any]] = {}
     for key, value in span.attributes.items():
         match = _FLAT.match(key)
         if not match:
             continue
-        entry = found.setdefault((match[1], int(match[2])), {"calls": {}, "parts": {}})
-        rest = match[3]
+        side = "input" if match[1] == "input" or match[3] == "prompt" else "output"
+        entry = found.setdefault((side, int(match[2] or match[4])), {"calls": {}, "parts": {}})
+        rest = match[5]
         call, part = _FLAT_CALL.match(rest), _FLAT_PART.match(rest)
         if call:
             entry["calls"].setdefault(int(call[1]), {})[call[2]] = _text(value)

@@ -154,6 +154,22 @@ def test_a_run_without_errors_has_the_outcome_it_is_given_and_unannounced_tools_
         load_otlp(path, outcome="succeeded")
 
 
+def test_openllmetry_flattened_messages_and_the_older_prompt_attributes(tmp_path: Path) -> None:
+    """OpenLLMetry's ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*`` on one model call, the
+    deprecated ``gen_ai.prompt`` / ``gen_ai.completion`` attributes (plain text) on the next; no
+    agent span anywhere: the outputs are ``assistant``'s."""
+    first = _span("01", None, "openai.chat", 1, {
+        "gen_ai.system": "openai", "gen_ai.prompt.0.role": "system", "gen_ai.prompt.0.content": "Be brief.",
+        "gen_ai.prompt.1.role": "user", "gen_ai.prompt.1.content": QUESTION, "gen_ai.completion.0.role": "assistant",
+        "gen_ai.completion.0.tool_calls.0.name": "word_count", "gen_ai.completion.0.tool_calls.0.arguments": "{}"})
+    second = _span("02", None, "openai.chat", 2, {"gen_ai.prompt": "3", "gen_ai.completion": "Three."})
+    [run] = load_otlp(_write(tmp_path / "t.jsonl", _line(second, first)))
+    assert [(s.agent, s.kind, s.content, s.source_id) for s in run.steps] == [
+        ("user", "human", QUESTION, "01"), ("assistant", "tool_call", "-> word_count({})", "01"),
+        ("user", "human", "3", "02"), ("assistant", "agent", "Three.", "02")]
+    assert [(c.id, c.system_prompt) for c in run.system.components] == [("user", None), ("assistant", "Be brief.")]
+
+
 def test_a_trace_without_message_content_is_refused_in_one_line_saying_how_to_capture_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _write(tmp_path / "quiet.jsonl", _line(*_genai_spans(content=False).values()))
