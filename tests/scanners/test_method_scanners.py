@@ -29,6 +29,7 @@ from inspect_scout import Transcript, TranscriptContent, scan, scan_results_df, 
 
 from blame.inspect_log import load_inspect_logs
 from blame.schema import FaultLabel
+from analysis.unlabelled import attribution_rows, scan_locations
 from blame_bench.cli import main
 from scanners import SCANNERS
 from solvers import NO_MODEL, SOLVERS
@@ -234,3 +235,27 @@ def test_the_entry_point_registers_without_scout() -> None:
     from inspect_ai._util.registry import registry_lookup
 
     assert all(registry_lookup("scanner", f"blame_bench/{name}") is SCANNERS[name] for name in SOLVERS)
+
+
+def _provider_down(messages: Any, tools: Any, tool_choice: Any, config: Any) -> Any:
+    raise RuntimeError("provider down")
+
+
+def test_the_report_reads_scan_errors_and_leaves_out_runs_that_did_not_fail(own_run: Path, tmp_path: Path) -> None:
+    """One scan, three scanners: the fixed-step floor with failures=C (both runs succeeded: no
+    row), all_at_once on a model that fails for good (a scan error per run: an invalid row with
+    the error), the fixed-step floor as is (supervisor at step 1, citing its hand-off message)."""
+    status = scan({"skipped": SCANNERS["floor_fixed_step"](failures="C"), "broken": SCANNERS["all_at_once"](),
+                   "floor": SCANNERS["floor_fixed_step"]()}, transcripts_from(str(own_run)),
+                  scans=str(tmp_path / "scans"), model=get_model("mockllm/model", custom_outputs=_provider_down),
+                  max_processes=1, display="none")
+    assert len(status.errors) == 2
+    rows = attribution_rows([], scan_locations(tmp_path))
+    handoffs = {str(s.id): next(m.id for m in s.messages if m.role == "assistant") for s in _log(own_run).samples}
+    shown = rows[["run", "method", "valid", "agent", "step", "cited_id"]].astype(object)
+    assert shown.where(shown.notna(), None).values.tolist() == [
+        ["q1", "all_at_once", False, None, None, ""], ["q1", "floor_fixed_step", True, "supervisor", 1, handoffs["q1"]],
+        ["q2", "all_at_once", False, None, None, ""], ["q2", "floor_fixed_step", True, "supervisor", 1, handoffs["q2"]]]
+    assert rows["errors"].tolist() == ["scan error: provider down", "", "scan error: provider down", ""]
+    assert set(rows["model"]) == {"mockllm/model"} and rows["cited"].str.startswith("The researcher should").tolist() == [
+        False, True, False, True]
