@@ -32,7 +32,8 @@ each keeping its span's ``spanId`` (``Step.source_id``):
   it calls tools: ``tool_calls`` lists them and the text ends with one ``-> function(arguments)``
   line per call). Input messages repeat the history, so they never repeat a step.
 - a tool span: a ``tool_result`` step of the tool's own component (kind ``software``, id = the
-  tool's name) holding the result (its status message after ``(error)`` when the span failed),
+  tool's name: ``tool.name``, ``gen_ai.tool.name``, else the span's name without
+  ``execute_tool``) holding the result (its status message after ``(error)`` when the span failed),
   led by the ``-> tool(arguments)`` line when no model output announced the call. A TOOL span
   named ``handoff to X`` without a tool name (the OpenAI Agents SDK's hand-off) is a ``system``
   step whose recipient is X.
@@ -65,6 +66,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field as dataclass_field
 from pathlib import Path
 from typing import Any
@@ -91,7 +93,6 @@ _FLAT = re.compile(r"^(?:llm\.(input|output)_messages\.(\d{1,6})\.message|gen_ai
 _FLAT_CALL = re.compile(r"^tool_calls\.(\d{1,6})\.(?:tool_call\.function\.)?(name|arguments)$")
 _FLAT_PART = re.compile(r"^contents\.(\d{1,6})\.message_content\.text$")
 _HANDOFF = re.compile(r"^handoff to (?P<name>.+)$")
-_ERROR_CODES = (2, "STATUS_CODE_ERROR")
 _STATUS_NAMES = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET", "STATUS_CODE_OK": "OK",
                  "STATUS_CODE_ERROR": "ERROR"}
 _VALUE_KEYS = ("stringValue", "boolValue", "intValue", "doubleValue", "bytesValue", "arrayValue", "kvlistValue")
@@ -127,7 +128,7 @@ class _Span:
             value = self.attributes.get(key)
             if isinstance(value, str) and value.strip():
                 return value.strip()
-        return self.name.removeprefix("invoke_agent ").strip() or None if self.kind == "AGENT" else None
+        return (self.name.removeprefix("invoke_agent ").strip() or None) if self.kind == "AGENT" else None
 
 
 @dataclass
@@ -299,7 +300,7 @@ def _tree(trace: dict[str, _Span]) -> list[_Span]:
     return sorted(roots, key=lambda s: (s.start, s.order))
 
 
-def _walk(roots: list[_Span], agent: str | None):
+def _walk(roots: list[_Span], agent: str | None) -> Iterator[tuple[_Span, str | None]]:
     """(span, its agent) depth-first, parents before children, siblings in order (no recursion)."""
     stack = [(root, agent) for root in reversed(roots)]
     while stack:
@@ -381,13 +382,13 @@ def _steps(roots: list[_Span]) -> tuple[_Transcript, dict[str, str], dict[str, l
             handoff = _HANDOFF.match(span.name.strip())
             if not name and handoff:
                 recipient = _text(span.attributes.get("output.value")).strip() or handoff["name"]
-                caller = _text(span.attributes.get("input.value")).strip() or agent
+                sender = _text(span.attributes.get("input.value")).strip() or agent
                 transcript.add(SYSTEM_SPEAKER, "system", span.name.strip(), span.span_id, recipient=recipient,
                                role="handoff")
-                transcript.kinds.setdefault(caller, "agent")
-                transcript.pairs.append((caller, recipient))
+                transcript.kinds.setdefault(sender, "agent")
+                transcript.pairs.append((sender, recipient))
                 continue
-            name = name or span.name.strip() or "tool"
+            name = name or span.name.removeprefix("execute_tool ").strip() or "tool"
             result = _text(span.attributes.get("output.value", span.attributes.get("gen_ai.tool.call.result")))
             arguments = _text(span.attributes.get("input.value", span.attributes.get("gen_ai.tool.call.arguments")))
             lead = [] if announced[name] else [f"-> {name}({arguments})"]
