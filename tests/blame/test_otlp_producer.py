@@ -3,9 +3,10 @@ agent handing off to two agents with a function tool each, traced by the OpenInf
 instrumentor into an OTLP JSON Lines file by the OTLP JSON file exporter, against the fake
 OpenAI server on loopback (whose scripted tool calls make the hand-off and the tool call); and
 that file with one node replaced by a hostile value (fuzz, derandomised). Run as
-a program, this module is that user's run (two requests, one trace each)::
+a program, this module is that user's run (two requests, one trace each), on the OpenAI-compatible
+server at BASE_URL, or without one on the fake server, started in that process::
 
-    python tests/blame/test_otlp_producer.py TRACES.jsonl BASE_URL
+    python tests/blame/test_otlp_producer.py TRACES.jsonl [BASE_URL]
 """
 
 from __future__ import annotations
@@ -65,7 +66,14 @@ def produce(out: str, base_url: str) -> None:
 
 
 if __name__ == "__main__":
-    produce(sys.argv[1], sys.argv[2])
+    if len(sys.argv) == 3:
+        produce(sys.argv[1], sys.argv[2])
+    else:  # no server given: the fake one, in this process
+        sys.path[:0] = [str(REPO), str(REPO / "tests")]
+        from fake_openai_server import serve
+
+        with serve() as server:
+            produce(sys.argv[1], server.base_url)
     sys.exit(0)
 
 from fake_openai_server import TEXT_REPLY, serve  # noqa: E402 (the program above needs none of these)
