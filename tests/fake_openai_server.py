@@ -18,9 +18,10 @@ It stands in for a vLLM server, or for OpenAI's API, so that Inspect's real ``vl
   message (else the first offered); a request whose history holds such a hand-off and that
   offers a function tool (not ``transfer_to_*``) no assistant message has called yet gets a call
   of the first such tool, its arguments valid against the tool's parameters
-  (``sample_from_schema``, policy ``first``); every other request gets the text reply above. A
-  request offering tools with no hand-off in sight (an Inspect tool-using solver) is thus
-  answered as before. Call ids are ``call_<n>`` with n the number of earlier assistant tool calls.
+  (``sample_from_schema``, policy ``first``); every other request (also one with ``tool_choice``
+  ``none``) gets the text reply above. A request offering tools with no hand-off in sight (an
+  Inspect tool-using solver) is thus answered as before. Call ids are ``call_<n>``, n the number
+  of earlier assistant tool calls.
 - A request for the model ``overflow`` gets the HTTP 400 vLLM sends when a prompt does not fit
   ("This model's maximum context length is ..."), which the provider turns into an output with
   ``stop_reason="model_length"``.
@@ -101,25 +102,28 @@ TRANSFER_PREFIX = "transfer_to_"
 
 def _called(messages: list[dict[str, Any]]) -> list[str]:
     """The functions the history's assistant messages called, in order."""
-    return [call.get("function", {}).get("name", "") for m in messages if m.get("role") == "assistant"
-            for call in m.get("tool_calls") or [] if isinstance(call, dict)]
+    return [str(call["function"].get("name")) for m in messages if isinstance(m, dict) and m.get("role") == "assistant"
+            for call in m.get("tool_calls") or [] if isinstance(call, dict) and isinstance(call.get("function"), dict)]
 
 
 def _scripted_call(body: dict[str, Any]) -> dict[str, Any] | None:
     """The scripted tool call for this request (see the module docstring), or None."""
+    if body.get("tool_choice") == "none":
+        return None
     messages = body.get("messages") or []
-    tools = [t["function"] for t in body.get("tools") or [] if isinstance(t, dict) and isinstance(t.get("function"), dict)]
+    tools = [t["function"] for t in body.get("tools") or [] if isinstance(t, dict) and isinstance(t.get("function"), dict)
+             and isinstance(t["function"].get("name"), str)]
     called = _called(messages)
     handed_off = any(name.startswith(TRANSFER_PREFIX) for name in called)
-    transfers = [t for t in tools if t.get("name", "").startswith(TRANSFER_PREFIX)]
+    transfers = [t for t in tools if t["name"].startswith(TRANSFER_PREFIX)]
     if transfers and not handed_off:
-        first_user = _prompt_text([next((m for m in messages if m.get("role") == "user"), {})]).casefold()
+        first_user = _prompt_text([next((m for m in messages if isinstance(m, dict) and m.get("role") == "user"),
+                                        {})]).casefold()
         tool = next((t for t in transfers if t["name"].removeprefix(TRANSFER_PREFIX).casefold() in first_user),
                     transfers[0])
         arguments: Any = {}
     else:
-        tool = next((t for t in tools if not t.get("name", "").startswith(TRANSFER_PREFIX)
-                     and t.get("name") not in called), None)
+        tool = next((t for t in tools if not t["name"].startswith(TRANSFER_PREFIX) and t["name"] not in called), None)
         if tool is None or not handed_off:
             return None
         arguments = sample_from_schema(tool.get("parameters") or {}, "first", 0, tool["name"])
