@@ -18,7 +18,10 @@
 from __future__ import annotations
 
 import inspect
+import os
 import re
+import subprocess
+import sys
 import time
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +32,7 @@ import pytest
 from doc_commands import REPO, bash_blocks, block_commands, markdown_commands, run_command, scratch_repo
 
 from blame.paths import WHO_AND_WHEN, resolve_data_dir
+from blame.trajectory_folder import load_trajectory_folder
 from simulators.model_task import simulate
 from solvers import SOLVERS
 from tasks.aftraj import aftraj
@@ -338,12 +342,20 @@ def own_runs_runnable(command: str) -> str:
 def test_own_runs_commands_run_in_order(tmp_path: Path) -> None:
     """Every command of docs/own_runs.md's bash blocks exits 0, run in the page's order (imports,
     then what reads them) in a scratch checkout that holds what the page assumes: your task
-    (``my_task.py``: tests/blame/multi_agent_task.py), a failed log of it (``logs/my-eval``) and
-    two Who&When histories (``histories/``)."""
+    (``my_task.py``: tests/blame/multi_agent_task.py), a failed log of it (``logs/my-eval``), two
+    Who&When histories (``histories/``) and an OpenAI Agents SDK run's trace (``traces.jsonl``,
+    written by tests/blame/test_otlp_producer.py against the fake OpenAI server)."""
+    from fake_openai_server import serve
+
     root = scratch_repo(tmp_path / "repo")
     (root / "my_task.py").write_text((REPO / "tests" / "blame" / "multi_agent_task.py").read_text(encoding="utf-8"))
     setup = run_command("inspect eval my_task.py --model mockllm/model --log-dir logs/my-eval --display none", root)
     assert setup.returncode == 0, setup.stderr[-1500:]
+    with serve() as server:
+        produced = subprocess.run([sys.executable, str(REPO / "tests" / "blame" / "test_otlp_producer.py"),
+                                   str(root / "traces.jsonl"), server.base_url], cwd=REPO, capture_output=True,
+                                  text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert produced.returncode == 0, produced.stderr[-1500:]
     (root / "histories").mkdir()
     for name in ("1.json", "2.json"):
         (root / "histories" / name).write_bytes((resolve_data_dir(WHO_AND_WHEN, None) / "Hand-Crafted" / name).read_bytes())
@@ -354,5 +366,6 @@ def test_own_runs_commands_run_in_order(tmp_path: Path) -> None:
         result = run_command(command, root)
         print(f"{time.perf_counter() - start:6.1f}s {command}")
         assert result.returncode == 0, f"{command}\n{result.stdout[-1500:]}{result.stderr[-1500:]}"
+    assert [t.outcome for t in load_trajectory_folder(root / "traces")] == ["failed", "failed"]  # two requests
     for report in ("report", "scout-report", "scanned-report"):
         assert "# Attributions of runs without labels" in (root / report / "report.md").read_text(encoding="utf-8")
