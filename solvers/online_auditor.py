@@ -84,9 +84,10 @@ the middle; if the whole log would exceed ``max_log_chars``, one lower per-step 
 for the whole trajectory, applies to every prefix. That limit is the one departure from a strictly
 online view (it depends on the log's total length); it changes how much of a long step is shown,
 never which steps, and it is what keeps consecutive prompts byte-identical prefixes. A log that
-does not fit even at the limit 0 (headers only) has each prefix rendered on its own, a long one
-with steps omitted (``Attribution.omitted_steps``, ``over_budget``), without the byte-identical
-prefixes.
+does not fit even at the limit 0 (headers only) shows, in a prefix too long for the budget, its
+first steps, one omission line and a window of the steps up to k that moves on only in jumps
+(``blame.render``, "Prefixes"; ``Attribution.omitted_steps``, ``over_budget``): consecutive
+prompts still extend each other between jumps.
 
 Cost per trajectory of n steps with stride s: parallel makes ``ceil(n/s)`` calls; sequential
 makes ``j`` calls when the first valid alarm comes at the j-th scheduled prefix (all ``ceil(n/s)``
