@@ -70,6 +70,7 @@ def method_scanner(method: str) -> Callable[..., Scanner[Transcript]]:
                 return attribution_result(None, Attribution(method=method).invalid(converted.problem), set())
             if converted.trajectory is None:
                 return Result(value=None, explanation=f"not attributed: not a failed run (outcome {converted.outcome})")
+            # the solver asks get_model() for its models itself: the state's model is never read
             state = TaskState(model=ModelName("none/none"), sample_id=converted.trajectory.id,
                               epoch=transcript.task_repeat or 1, input=converted.trajectory.task, messages=[],
                               metadata={TRAJECTORY_KEY: trajectory_metadata(converted.trajectory), FRAMING_KEY: framing})
@@ -104,7 +105,7 @@ def attribution_result(trajectory: Trajectory | None, attribution: Attribution, 
     return Result(
         value={"agent": attribution.agent, "step": step, "faulty": attribution.faulty, "valid": True, "errors": []},
         answer=answer,
-        explanation=(f"{answer} [step {step}]: " if cited is not None else f"{answer}: ") + attribution.reason,
+        explanation=(f"{named} at [step {step}]: " if cited is not None else f"{answer}: ") + attribution.reason,
         references=references,
         metadata={"attribution": attribution.model_dump(mode="json"), "trajectory": trajectory.id,
                   "cited": cited.content[:CITED_CHARS] if cited is not None else "",

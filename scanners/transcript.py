@@ -6,11 +6,12 @@
 whether the run failed by the same rule: the score of ``scorer`` (default: the transcript's only
 scorer) is one of ``failures``; a run that did not fail is skipped unless ``all_samples``.
 
-Where the scores come from: a transcript read from a log (``scout scan``) carries every scorer's
-value as ``score_<name>`` in its metadata; during ``inspect eval --scanner`` Inspect hands a
-scanner only the headline score (``Transcript.score``, its first scorer's), which is then the
-transcript's only score, and naming a ``scorer`` there is refused (scan the log afterwards to
-choose one).
+Where the scores come from: a transcript read from a log (``scout scan``) carries the log's
+columns in its metadata (:func:`read_from_log`), among them every scorer's value as
+``score_<name>`` and the sample's input and target; during ``inspect eval --scanner`` its metadata
+is the sample's own and Inspect hands a scanner only the headline score (``Transcript.score``,
+its first scorer's), which is then the transcript's only score: naming a ``scorer`` there is
+refused (scan the log afterwards to choose one), and the input is the first user message.
 """
 
 from __future__ import annotations
@@ -46,16 +47,16 @@ def transcript_trajectory(transcript: Transcript, scorer: str | None, failures: 
                           all_samples: bool) -> Converted:
     """The transcript's trajectory by the importer's rules (module docstring); its id is the
     sample's id (``/epoch<k>`` after it from the second epoch on)."""
-    metadata = transcript.metadata or {}
+    metadata = transcript.metadata if read_from_log(transcript) else {}
     scores = {k.removeprefix(SCORE_PREFIX): v for k, v in metadata.items() if k.startswith(SCORE_PREFIX)}
-    if not scores and transcript.score is not None:
+    if not metadata and transcript.score is not None:
         if scorer is not None:
             return Converted("unknown", problem=f"no score of scorer {scorer!r} in this transcript: during inspect eval "
                                                 "--scanner a scanner receives only the first scorer's value (leave "
                                                 "scorer unset, or scan the log afterwards with scout scan)")
         scores = {"score": transcript.score}
-    sample_id = metadata.get("id", transcript.task_id) or transcript.transcript_id
-    epoch = int(metadata.get("epoch", transcript.task_repeat) or 1)
+    sample_id = transcript.task_id or transcript.transcript_id
+    epoch = transcript.task_repeat or 1
     first_user = [m for m in transcript.messages if m.role == "user"][:1]
     sample = EvalSample(
         id=sample_id, epoch=epoch, input=metadata.get("input") or first_user or "", target=metadata.get("target") or "",
@@ -70,3 +71,10 @@ def transcript_trajectory(transcript: Transcript, scorer: str | None, failures: 
     except DataFormatError as error:
         return Converted("unknown", problem=f"field '{error.field.removeprefix('samples[0].')}': {error.problem}")
     return Converted(outcome, trajectory)
+
+
+def read_from_log(transcript: Transcript) -> bool:
+    """Whether Scout read this transcript from a log file: its metadata then holds the log's
+    columns (the sample's own metadata under ``sample_metadata``), not the sample's metadata as
+    during ``inspect eval --scanner``."""
+    return "sample_metadata" in (transcript.metadata or {}) and "eval_id" in (transcript.metadata or {})

@@ -94,7 +94,7 @@ def test_scout_scan_cites_messages_of_the_log_and_the_report_reads_it(own_run: P
                                             "errors": []}
         [reference] = json.loads(row["message_references"])
         assert reference == {"type": "message", "cite": "[step 0]", "id": firsts[row["transcript_task_id"]]}
-        assert row["explanation"] == "supervisor at step 0 [step 0]: Offline answer."
+        assert row["explanation"] == "supervisor at [step 0]: Offline answer."
     report = tmp_path / "report"
     assert main(["report", str(scans), "--out", str(report), "--quiet"]) == 0
     table = pd.read_csv(report / "tables" / "unlabelled_attributions.csv", keep_default_na=False)
@@ -196,10 +196,11 @@ def test_an_unusable_answer_is_an_invalid_result_naming_nothing(transcripts: lis
 
 
 def test_a_headline_score_cannot_answer_for_a_named_scorer(transcripts: list[Transcript]) -> None:
-    """A transcript with only its headline score (as `inspect eval --scanner` hands it over):
-    scanned with it by default (the fixed-step floor: step 1, the supervisor's first hand-off, citing
-    its message), refused with the reason when a scorer is named."""
-    live = transcripts[0].model_copy(update={"metadata": {}, "score": "I"})
+    """A transcript as `inspect eval --scanner` hands it over (the sample's own metadata, which
+    here happens to hold a ``score_match`` key, is not read as a log's columns; only the headline
+    score counts): scanned with it by default (the fixed-step floor: step 1, the supervisor's first
+    hand-off, citing its message), refused with the reason when a scorer is named."""
+    live = transcripts[0].model_copy(update={"metadata": {"input": "not the input", "score_match": "C"}, "score": "I"})
     result = _scan(live)
     assert result.value == {"agent": "supervisor", "step": 1, "faulty": ["supervisor"], "valid": True, "errors": []}
     handoff = next(m for m in live.messages if m.role == "assistant")
