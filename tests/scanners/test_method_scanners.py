@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
+from inspect_ai import eval as inspect_eval
 from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import get_model
 from inspect_ai.model._model import init_model_roles
@@ -216,6 +218,34 @@ def test_a_transcript_with_nothing_to_attribute_is_invalid(transcripts: list[Tra
     result = _scan(empty)
     assert result.value["valid"] is False
     assert result.value["errors"] == ["field 'messages': no messages but system messages: nothing to attribute"]
+
+
+@pytest.mark.parametrize("scores, error", [
+    ({"score_match": {"a": 1}}, """field 'scores.match.value': {"a": 1}: not one value (choose a scorer whose value """
+                                "is one)"),
+    ({"score_match": "I", "score_other": "C"}, "field 'scores': several scorers (match, other): choose the one that "
+                                               "says whether a run failed"),
+])
+def test_a_score_the_rule_cannot_read_is_an_invalid_result(transcripts: list[Transcript], scores: dict,
+                                                           error: str) -> None:
+    """The importer's refusals of a sample's scores, each an invalid result with its one line."""
+    metadata = {k: v for k, v in transcripts[0].metadata.items() if not k.startswith("score_")} | scores
+    result = _scan(transcripts[0].model_copy(update={"metadata": metadata}))
+    assert result.value == {"agent": None, "step": None, "faulty": [], "valid": False, "errors": [error]}
+
+
+def test_runs_of_several_logs_are_named_by_their_log(own_run: Path, tmp_path: Path) -> None:
+    """Scans over two logs: each run of the report is '<log file stem>/<sample id>'."""
+    logs = tmp_path / "logs"
+    [second] = inspect_eval(TASK, model="mockllm/model", log_dir=str(logs), display="none")
+    first = next(own_run.glob("*.eval"))
+    shutil.copy(first, logs / first.name)
+    scan([SCANNERS["floor_fixed_step"]()], transcripts_from(str(logs)), scans=str(tmp_path / "scans"), max_processes=1,
+         display="none")
+    rows = attribution_rows([], scan_locations(tmp_path / "scans"))
+    stems = sorted([first.stem, Path(second.location).stem])
+    assert rows["run"].tolist() == [f"{stem}/{q}" for stem in stems for q in ("q1", "q2")]
+    assert rows["valid"].all() and set(rows["method"]) == {"floor_fixed_step"}
 
 
 def test_an_unknown_solver_option_is_refused_when_the_scanner_is_built() -> None:
