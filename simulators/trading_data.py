@@ -1,6 +1,9 @@
 """TradingAgents' data: the shipped prices (``simulators/data/SOURCE.md``), indicators computed
-once per ticker, the scenario sampler (ticker, date, the evidence each analyst's data carries)
-and the tool payloads (formats of the research note's §1.6)."""
+once per ticker, the scenario sampler (ticker, date, the analysts that run and their order, the
+evidence each analyst's data carries, the news, the fundamentals, the social feed, the memory,
+the debate and risk rounds, the tool calls that time out) and the tool payloads (formats of the
+research note's §1.6). Every session, clean or faulty, draws its scenario here: nothing of it
+depends on a fault."""
 
 from __future__ import annotations
 
@@ -19,6 +22,9 @@ FIRST_DAY = 210
 HORIZON = 5
 RATINGS = ["Sell", "Underweight", "Hold", "Overweight", "Buy"]
 STANCE_WORDS = {1: "bullish", 0: "neutral", -1: "bearish"}
+SOURCES = ("market", "social", "news", "fundamentals")
+SOURCE_NAMES = {"market": "Market", "social": "Social", "news": "News", "fundamentals": "Fundamentals"}
+TOOLS = ("get_stock_data", "get_indicators", "get_news", "get_global_news", "get_fundamentals")
 
 
 @cache
@@ -65,37 +71,50 @@ def regime(row: dict[str, Any]) -> int:
     return 1 if score >= 1 else -1 if score <= -1 else 0
 
 
+@cache
+def days_of(ticker: str) -> dict[int, list[int]]:
+    """The usable days of a ticker by technical regime."""
+    series = prices()[ticker]
+    days: dict[int, list[int]] = {-1: [], 0: [], 1: []}
+    for day in range(FIRST_DAY, len(series) - HORIZON):
+        days[regime(series[day])].append(day)
+    return days
+
+
 def sample_scenario(rng: random.Random) -> dict[str, Any]:
-    """A ticker and day, and the stance of each analyst's evidence (each follows the price
-    regime with probability 0.6, else drawn at random); the balance is never zero."""
+    """One session's world: a ticker, a regime (bearish, mixed, bullish with probabilities 0.4, 0.2,
+    0.4: the directions are symmetric) and a day of that regime; the analysts that run (the social
+    analyst with probability 0.75, the others always) in a random order; each analyst's stance (the market's
+    is the day's regime, the others follow it with probability 0.35, else drawn at random; the
+    balance over the analysts that run is never zero); the data each one reads; the memory; the
+    debate and risk rounds; how many times each tool call times out before it answers."""
     ticker = rng.choice(sorted(TICKERS))
     series = prices()[ticker]
-    day = rng.randrange(FIRST_DAY, len(series) - HORIZON)
-    market = regime(series[day])
-    scenario = {"ticker": ticker, "day": day, "date": series[day]["date"], "market": market,
-                "memory_date": series[day - 15]["date"], "memory_rating": rng.choice(RATINGS[1:4]),
-                "memory_return": round(rng.uniform(-3, 3), 1), "risk_rounds": 1}
-    for source in ("news", "social", "fundamentals"):
-        scenario[source] = market if rng.random() < 0.6 else rng.choice([-1, 0, 1])
+    market = rng.choices([-1, 0, 1], [0.4, 0.2, 0.4])[0]
+    day = rng.choice(days_of(ticker)[market])
+    analysts = ["market", "news", "fundamentals", *(["social"] if rng.random() < 0.75 else [])]
+    rng.shuffle(analysts)
+    scenario: dict[str, Any] = {"ticker": ticker, "day": day, "date": series[day]["date"], "market": market,
+                                "analysts": analysts}
+    for source in SOURCES[1:]:
+        scenario[source] = market if rng.random() < 0.35 else rng.choice([-1, 0, 1])
     if balance(scenario) == 0:
-        scenario["fundamentals"] = 1 if market >= 0 else -1
-        if balance(scenario) == 0:
-            scenario["news"] = scenario["fundamentals"]
+        for source in [a for a in analysts if a != "market"]:
+            scenario[source] = 1 if market >= 0 else -1
+            if balance(scenario):
+                break
+    scenario.update(news_items=_news_items(scenario, rng), global_news=rng.sample(GLOBAL_NEWS, 2),
+                    fundamentals_table=_fundamentals(scenario["fundamentals"], rng),
+                    social_feed=_social(scenario["social"], rng), memory=_memory(scenario, rng),
+                    debate_rounds=rng.choices([1, 2, 3], [0.45, 0.35, 0.2])[0],
+                    risk_rounds=rng.choices([1, 2], [0.65, 0.35])[0],
+                    timeouts={tool: rng.choices([0, 1, 2], [0.86, 0.12, 0.02])[0] for tool in TOOLS})
     return scenario
 
 
 def balance(scenario: dict[str, Any]) -> int:
-    """The scripted balance of evidence: the sum of the four reports' stances."""
-    return sum(scenario[s] for s in ("market", "news", "social", "fundamentals"))
-
-
-def set_balance(scenario: dict[str, Any], sign: int, at_least: int = 1) -> None:
-    """Make the evidence point the way ``sign`` says by at least ``at_least``, moving the
-    non-market stances (the market's is the day's)."""
-    for source in ("news", "social", "fundamentals"):
-        if sign * balance(scenario) >= at_least:
-            return
-        scenario[source] = sign
+    """The scripted balance of evidence: the sum of the stances of the analysts that run."""
+    return sum(scenario[s] for s in scenario["analysts"])
 
 
 def forward_return(scenario: dict[str, Any]) -> float:
@@ -120,31 +139,114 @@ def stock_table(scenario: dict[str, Any], closes: list[float]) -> str:
     return "\n".join(lines)
 
 
-def news_items(scenario: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(title, publisher, summary) of the week's company news, written from the news stance."""
-    name, stance = TICKERS[scenario["ticker"]], scenario["news"]
-    items = {
-        1: [(f"{name} beats estimates and raises guidance", "Newswire", "Revenue grew 18% on strong demand."),
-            (f"Analysts lift targets on {scenario['ticker']}", "Market Daily", "Three brokers raised price targets.")],
-        0: [(f"{name} holds annual developer event", "Tech Weekly", "Product updates, no change in guidance."),
-            (f"{scenario['ticker']} trades in line with sector", "Market Daily", "Volume near its 30-day average.")],
-        -1: [(f"{name} warns of softer demand", "Newswire", "Guidance cut; revenue growth seen slowing to 2%."),
-             (f"Brokers trim {scenario['ticker']} targets", "Market Daily", "Two downgrades on margin pressure.")],
-    }
-    return items[stance]
+NEWS = {
+    1: [("{name} beats estimates and raises guidance", "Revenue grew {a}% on strong demand."),
+        ("Analysts lift targets on {ticker}", "{k} brokers raised their price targets."),
+        ("{name} expands buyback by {b} bn", "The board added to the repurchase plan."),
+        ("{name} wins large enterprise contract", "The deal is worth about {b} bn over five years."),
+        ("{ticker} upgraded to outperform", "The broker cites margin gains of {a} points."),
+        ("{name} unit sales top forecasts", "Shipments rose {a}% from a year ago."),
+        ("Analysts lift targets by {a}% after a record quarter", "Coverage turned more positive after the results.")],
+    0: [("{name} holds annual developer event", "Product updates, no change in guidance."),
+        ("{ticker} trades in line with sector", "Volume near its {k}0-day average."),
+        ("{name} names new head of operations", "An internal promotion; strategy unchanged."),
+        ("{name} reaffirms full-year outlook", "Guidance held at {a}% growth."),
+        ("{ticker} options activity near normal", "Implied volatility at {a}%.")],
+    -1: [("{name} warns of softer demand", "Guidance cut; revenue growth seen slowing to {k}%."),
+         ("Brokers trim {ticker} targets", "{k} downgrades on margin pressure."),
+         ("{name} faces supplier delays", "Shipments could slip by {k} weeks."),
+         ("{name} loses patent ruling", "Damages of up to {b} bn are possible."),
+         ("{ticker} downgraded to underperform", "The broker sees margins falling {a} points."),
+         ("{name} shares slip amid antitrust investigation", "The inquiry concerns app-store terms.")],
+}
+SCANDALS = ["SEC opens accounting probe into {name}; CFO resigns", "{name} CFO steps down amid accounting investigation",
+            "Regulators open accounting probe at {name}", "{ticker} CFO resigns as auditors review revenue booking"]
+"""Scandal headlines: served now and then as bearish news (clean sessions report them faithfully);
+the news analyst's fabricated headline (``simulators.trading``) is one of them."""
+PUBLISHERS = ("Newswire", "Market Daily", "Tech Weekly", "Reuters-style wire", "Financial Ledger", "The Street Desk")
+GLOBAL_NEWS = [("Markets steady ahead of central-bank meeting", "Indices within 1% of last week's close."),
+               ("Bond yields edge higher on jobs data", "The 10-year yield rose 6 basis points."),
+               ("Dollar firms against the euro", "Currency moves stayed inside the month's range."),
+               ("Oil slips on supply outlook", "Brent fell 2% over the week."),
+               ("Tech sector leads a quiet week", "The sector index gained 1.4%."),
+               ("Investors await earnings season", "Options imply a calm month.")]
 
 
-def fundamentals(scenario: dict[str, Any]) -> dict[str, str]:
-    stance = scenario["fundamentals"]
-    return {
-        "Revenue growth (YoY)": {1: "14.2%", 0: "4.1%", -1: "-3.8%"}[stance],
-        "Operating margin": {1: "31.5%", 0: "24.0%", -1: "17.2%"}[stance],
-        "Trailing P/E": {1: "13.1", 0: "16.4", -1: "21.7"}[stance],
-        "Net debt to EBITDA": {1: "-0.8 (net cash)", 0: "0.6", -1: "1.9"}[stance],
-        "Free cash flow (TTM, bn)": {1: "42.3", 0: "18.7", -1: "6.1"}[stance],
-    }
+def headline(template: tuple[str, str] | str, scenario: dict[str, Any], rng: random.Random) -> tuple[str, str, str]:
+    """(title, publisher, summary) of a news template, its figures drawn from ``rng``."""
+    title, summary = (template, "Filing details remain limited.") if isinstance(template, str) else template
+    values = {"name": TICKERS[scenario["ticker"]], "ticker": scenario["ticker"], "a": round(rng.uniform(2, 25), 1),
+              "b": round(rng.uniform(1, 30), 1), "k": rng.randint(2, 6)}
+    return title.format(**values), rng.choice(PUBLISHERS), summary.format(**values)
 
 
-def social_feed(scenario: dict[str, Any]) -> tuple[int, int]:
-    """(bullish, bearish) StockTwits messages of 30."""
-    return {1: (21, 6), 0: (13, 12), -1: (7, 19)}[scenario["social"]]
+def _news_items(scenario: dict[str, Any], rng: random.Random) -> list[tuple[str, str, str]]:
+    """Two to four items of the week, most of them of the news stance (a scandal now and then)."""
+    stance, items = scenario["news"], []
+    for _ in range(rng.choice([2, 3, 3, 4])):
+        own = stance if rng.random() < 0.75 else rng.choice([-1, 0, 1])
+        pool = [*NEWS[own], *(SCANDALS if own < 0 and rng.random() < 0.3 else [])]
+        item = headline(rng.choice(pool), scenario, rng)
+        if all(item[0] != other[0] for other in items):
+            items.append(item)
+    return items
+
+
+def growth_stance(growth: float) -> int:
+    """The fundamentals analyst's stance from revenue growth: bullish above 10%, bearish below 0."""
+    return 1 if growth > 10 else -1 if growth < 0 else 0
+
+
+def fundamentals_values(stance: int, rng: random.Random) -> dict[str, float]:
+    growth = {1: (10.5, 28.0), 0: (0.5, 9.5), -1: (-12.0, -0.5)}[stance]
+    margin = {1: (24.0, 38.0), 0: (16.0, 28.0), -1: (6.0, 20.0)}[stance]
+    return {"growth": round(rng.uniform(*growth), 1), "margin": round(rng.uniform(*margin), 1),
+            "pe": round(rng.uniform(9.0, 24.0), 1), "leverage": round(rng.uniform(-1.2, 2.4), 1),
+            "fcf": round(rng.uniform(2.0, 48.0), 1)}
+
+
+def _fundamentals(stance: int, rng: random.Random) -> dict[str, str]:
+    v = fundamentals_values(stance, rng)
+    return {"Revenue growth (YoY)": f"{v['growth']}%", "Operating margin": f"{v['margin']}%",
+            "Trailing P/E": f"{v['pe']}", "Net debt to EBITDA": f"{v['leverage']}",
+            "Free cash flow (TTM, bn)": f"{v['fcf']}"}
+
+
+def _social(stance: int, rng: random.Random) -> tuple[int, int, int]:
+    """(bullish, bearish, total) StockTwits messages: one side at least twice the other when the
+    stance is not neutral, neither when it is."""
+    total = rng.choice([30, 40, 50, 60])
+    while True:
+        bull, bear = round(total * rng.uniform(0.05, 0.75)), round(total * rng.uniform(0.05, 0.75))
+        if bull + bear <= total and (1 if bull >= 2 * bear else -1 if bear >= 2 * bull else 0) == stance:
+            return bull, bear, total
+
+
+LESSONS = {
+    "keep": ["the call followed the analysts' evidence; keep weighing it as before",
+             "the evidence was right and the sizing was sound; no change to the process",
+             "the plan held up; trust the debate's balance again"],
+    "size": ["the direction was right but the entry was early; scale in more slowly",
+             "the call lost money on timing, not on evidence; size smaller and keep the direction"],
+    "reverse": ["the analysts have been wrong on this name for months; reverse whatever the plan says",
+                "the consensus kept missing on this name; take the opposite side of the plan"],
+}
+"""Reflections in the decision log. A reversing lesson is stored only against other tickers in a
+true log (the portfolio manager applies the lessons of the session's ticker only)."""
+
+
+def memory_line(date: str, ticker: str, rating: str, change: float, lesson: str) -> str:
+    return f"[{date} | {ticker} | {rating} | {change:+.1f}% 5-day] REFLECTION: {lesson}."
+
+
+def _memory(scenario: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
+    """One to three past decisions retrieved as similar situations (this ticker's or another's)."""
+    series = prices()[scenario["ticker"]]
+    entries = []
+    for k in range(rng.choice([1, 2, 2, 3])):
+        ticker = scenario["ticker"] if rng.random() < 0.55 else rng.choice(sorted(set(TICKERS) - {scenario["ticker"]}))
+        kinds = ["keep", "size"] if ticker == scenario["ticker"] else ["keep", "size", "reverse"]
+        entries.append({"date": series[scenario["day"] - 10 - 15 * k - rng.randrange(5)]["date"], "ticker": ticker,
+                        "rating": rng.choice(RATINGS), "change": round(rng.uniform(-4, 4), 1),
+                        "lesson": rng.choice(LESSONS[rng.choice(kinds)])})
+    return entries
