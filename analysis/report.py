@@ -92,7 +92,7 @@ from analysis.tables import (
     who_and_when_markdown,
     who_and_when_table,
 )
-from analysis.unlabelled import scan_locations, unscored, write_unlabelled_report
+from analysis.unlabelled import ScanResultsError, scan_locations, unscored, write_unlabelled_report
 from analysis.views import auditing_table, log_length, per_dimension_table, step_tolerance, views_markdown
 
 __all__ = ["GENERATOR", "PACKAGES", "ReportError", "ReportResult", "run_report"]
@@ -200,7 +200,10 @@ def run_report(
     if scans:  # Scout's results of the suite's scanners: the report of runs without labels (analysis.unlabelled)
         with _writing(out_dir):
             _prepare_out(out_dir)
-            files = write_unlabelled_report([], out_dir, scans)
+            try:
+                files = write_unlabelled_report([], out_dir, scans)
+            except ScanResultsError as e:
+                raise ReportError(str(e)) from e
         return ReportResult(out_dir, sorted(p.relative_to(out_dir).as_posix() for p in files), notes, len(scans), 0)
     try:
         logset = read_usable_logs(log_dir, progress)

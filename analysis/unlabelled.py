@@ -118,18 +118,25 @@ def scan_locations(root: str | Path) -> list[Path]:
     return sorted(path.parent for path in Path(root).rglob("_scan.json")) if Path(root).is_dir() else []
 
 
+class ScanResultsError(Exception):
+    """Scout's results cannot be read: inspect-scout is not installed, or a scan folder is not
+    readable as Scout's results (the message names the folder)."""
+
+
 def _scan_records(locations: Sequence[str | Path]) -> list[dict]:
-    """Reading Scout's results needs inspect-scout (the ``scout`` extra): without it, an
-    ``ImportError`` saying so."""
     if not locations:
         return []
     try:
         from inspect_scout import scan_results_df
-    except ImportError as error:
-        raise ImportError("reading Scout results needs inspect-scout: pip install -e '.[scout]'") from error
+    except ImportError:
+        raise ScanResultsError("reading Scout's results needs inspect-scout: pip install -e '.[scout]'") from None
     found = []
     for location in locations:
-        results = scan_results_df(str(location))
+        try:
+            results = scan_results_df(str(location))
+        except Exception as error:  # any reader failure: a truncated or foreign folder
+            raise ScanResultsError(f"{location}: not readable as Scout's results ({type(error).__name__}: "
+                                   f"{str(error).splitlines()[0] if str(error) else ''})") from None
         model = results.spec.model.model if results.spec.model is not None else None
         for frame in results.scanners.values():
             found += [(row, model) for row in frame.to_dict("records")
@@ -145,9 +152,10 @@ def _scan_records(locations: Sequence[str | Path]) -> list[dict]:
         log = Path(str(row["transcript_source_uri"]))
         usage = json.loads(row["scan_model_usage"]) if isinstance(row.get("scan_model_usage"), str) else {}
         errors = [f"scan error: {error.splitlines()[0]}"] if isinstance(error, str) else (value or {}).get("errors", [])
+        epoch = row["transcript_task_repeat"]
         rows.append({
             "run": f"{log.stem}/{row['transcript_task_id']}" if several else str(row["transcript_task_id"]),
-            "epoch": int(row["transcript_task_repeat"] or 1), "log": log.name,
+            "epoch": int(epoch) if pd.notna(epoch) else 1, "log": log.name,
             "model": model or ", ".join(sorted(usage)) or "none",
             "method": str(row["scanner_name"]).removeprefix(SCANNER_PREFIX),
             "valid": bool(value and value.get("valid")) and not isinstance(error, str),

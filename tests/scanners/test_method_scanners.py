@@ -290,3 +290,13 @@ def test_the_report_reads_scan_errors_and_leaves_out_runs_that_did_not_fail(own_
     assert rows["errors"].tolist() == ["scan error: provider down", "", "scan error: provider down", ""]
     assert set(rows["model"]) == {"mockllm/model"} and rows["cited"].str.startswith("The researcher should").tolist() == [
         False, True, False, True]
+
+
+def test_a_scan_folder_scout_cannot_read_is_one_line_naming_it(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "scans" / "scan_id=x"
+    broken.mkdir(parents=True)
+    (broken / "_scan.json").write_text("{not json", encoding="utf-8")
+    assert main(["report", str(tmp_path / "scans"), "--out", str(tmp_path / "report"), "--quiet"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"blame report: {broken}: not readable as Scout's results (") and "\n" not in err
