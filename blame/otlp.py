@@ -313,7 +313,7 @@ def _walk(roots: list[_Span], agent: str | None) -> Iterator[tuple[_Span, str | 
 def _trajectory(trace: dict[str, _Span], outcome: str) -> Trajectory | None:
     roots = _tree(trace)
     spans = [span for span, _ in _walk(roots, None)]
-    if not any(span.kind in ("LLM", "AGENT", "TOOL") or _is_model_call(span) for span in spans):
+    if not any(span.kind in ("LLM", "AGENT", "TOOL") or span.agent() or _is_model_call(span) for span in spans):
         return None  # not an agent run (an HTTP server's trace, say)
     first = roots[0]
     models = [span for span in spans if _is_model_call(span)]

@@ -187,12 +187,14 @@ def test_a_trace_without_message_content_is_refused_in_one_line_saying_how_to_ca
 
 
 GOOD = _line(_span("01", None, "invoke_agent a", 1, {"gen_ai.agent.name": "a"}))
+LINE_1 = _line(_span("01", None, "invoke_agent a", 1, {"gen_ai.agent.name": "a"}), _span(
+    "02", "01", "chat m", 2, {"gen_ai.operation.name": "chat", "gen_ai.output.messages": _chat([_text("assistant", "hi")])}))
+"""A valid trace: an agent span and its model call."""
 
 
 @pytest.mark.parametrize("line, field, problem", [
     ("{not json", "line 2", "not valid JSON"),
     ("[1]", "line 2", "expected a JSON object, got list"),
-    ('{"resourceMetrics": []}', None, None),  # a metrics export in the same file: not a trace, skipped
     ('{"other": 1}', "line 2: resourceSpans", "missing (not an OTLP trace export)"),
     (GOOD.replace('"spanId": "01", ', ""), "line 2: resourceSpans[0].scopeSpans[0].spans[0].spanId", "missing"),
     (GOOD.replace('"traceId": "' + TRACE, '"traceId": "'), "line 2: resourceSpans[0].scopeSpans[0].spans[0].traceId",
@@ -205,25 +207,23 @@ GOOD = _line(_span("01", None, "invoke_agent a", 1, {"gen_ai.agent.name": "a"}))
      "line 2: resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.intValue", "'x': not an integer"),
     (GOOD.replace('{"stringValue": "a"}', '{"mapValue": 1}'),
      "line 2: resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value", "expected one of stringValue"),
-    (GOOD.replace(TRACE, "c" * 32), "line 2: resourceSpans[0].scopeSpans[0].spans[0].spanId",
-     None),  # another trace of the same ids: fine
     (GOOD, "line 2: resourceSpans[0].scopeSpans[0].spans[0].spanId", f"span 01 of trace {TRACE} repeated (first in "
      "bad.jsonl, line 1)"),
 ])
-def test_a_malformed_line_is_one_error_naming_the_file_line_and_field(line: str, field: str | None,
-                                                                       problem: str | None, tmp_path: Path) -> None:
-    """Line 1 is a valid agent span (with content on a model call, so the file imports), line 2 the case."""
-    chat = _span("02", "01", "chat m", 2, {"gen_ai.operation.name": "chat",
-                                           "gen_ai.output.messages": _chat([_text("assistant", "hi")])})
-    path = _write(tmp_path / "bad.jsonl", _line(json.loads(GOOD)["resourceSpans"][0]["scopeSpans"][0]["spans"][0], chat),
-                  line)
-    if problem is None:
-        assert len(load_otlp(path)) >= 1
-        return
+def test_a_malformed_line_is_one_error_naming_the_file_line_and_field(line: str, field: str, problem: str,
+                                                                       tmp_path: Path) -> None:
+    """Line 1 is a valid trace, line 2 the case."""
+    path = _write(tmp_path / "bad.jsonl", LINE_1, line)
     with pytest.raises(DataFormatError) as error:
         load_otlp(path)
     assert (error.value.path, error.value.field) == (str(path), field) and problem in error.value.problem
     assert "\n" not in str(error.value)
+
+
+def test_metrics_lines_are_skipped_and_span_ids_are_per_trace(tmp_path: Path) -> None:
+    """A metrics export between two traces whose spans have the same ids: two runs, in order."""
+    path = _write(tmp_path / "t.jsonl", LINE_1, '{"resourceMetrics": []}', LINE_1.replace(TRACE, OTHER))
+    assert [(run.id, [s.source_id for s in run.steps]) for run in load_otlp(path)] == [(TRACE, ["02"]), (OTHER, ["02"])]
 
 
 def test_a_cycle_of_parents_and_a_bad_message_attribute_are_refused(tmp_path: Path) -> None:
