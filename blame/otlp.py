@@ -82,7 +82,8 @@ OUTCOMES = ("unknown", "failed")
 """The outcomes a trace without an ERROR status may be given (``failed`` runs are never safe controls)."""
 
 CAPTURE_HINT = ("turn message content capture on and run again: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true "
-                "(OpenTelemetry GenAI instrumentations), OpenInference's OPENINFERENCE_HIDE_INPUTS, "
+                "(OpenTelemetry GenAI instrumentations; SPAN_ONLY or SPAN_AND_EVENT where they take "
+                "OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental: the content must be on the spans), OpenInference's OPENINFERENCE_HIDE_INPUTS, "
                 "OPENINFERENCE_HIDE_OUTPUTS, OPENINFERENCE_HIDE_INPUT_MESSAGES and OPENINFERENCE_HIDE_OUTPUT_MESSAGES "
                 "unset or false, or TRACELOOP_TRACE_CONTENT=true (OpenLLMetry)")
 
@@ -95,6 +96,8 @@ _FLAT_PART = re.compile(r"^contents\.(\d{1,6})\.message_content\.text$")
 _HANDOFF = re.compile(r"^handoff to (?P<name>.+)$")
 _STATUS_NAMES = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET", "STATUS_CODE_OK": "OK",
                  "STATUS_CODE_ERROR": "ERROR"}
+_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "model": "assistant",
+          "system": "system", "developer": "system", "tool": "tool", "function": "tool", "ipython": "tool"}
 _VALUE_KEYS = ("stringValue", "boolValue", "intValue", "doubleValue", "bytesValue", "arrayValue", "kvlistValue")
 
 
@@ -133,9 +136,12 @@ class _Span:
 
 @dataclass
 class _Message:
-    role: str
+    role: str  # user, assistant, system, tool or another speaker's label
     text: str
     calls: list[tuple[str, str]]  # (function, arguments as JSON text)
+
+    def __post_init__(self) -> None:
+        self.role = _ROLES.get(self.role.strip().casefold(), self.role.strip())
 
 
 def load_otlp(path: str | Path, outcome: str = "unknown") -> list[Trajectory]:

@@ -87,7 +87,8 @@ def _genai_spans(content: bool = True) -> dict[str, dict[str, Any]]:
         "coder": _span("03", "01", "invoke_agent coder", 120,
                        {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "coder"}, error="coder crashed"),
         "c2": _span("04", "03", "chat m", 130, chat({
-            "gen_ai.input.messages": _chat([*asked, _text("assistant", "Asking the coder.")]),
+            "gen_ai.input.messages": _chat([_text("Human", QUESTION), _text("AI", "Asking the coder."),
+                                            _text("AI", "An answer from before the trace.")]),
             "gen_ai.output.messages": _chat([{"role": "assistant", "parts": [
                 {"type": "tool_call", "id": "c0", "name": "word_count", "arguments": {"text": "a b c"}}]}])})),
         "tool": _span("05", "03", "execute_tool word_count", 140, {
@@ -109,7 +110,8 @@ def _write(path: Path, *lines: str) -> Path:
 def test_genai_spans_in_any_order_make_one_failed_run_per_agent_trace(tmp_path: Path) -> None:
     """Spans split over two lines, children before parents, and a trace of no agent (a health
     check) beside: one trajectory, rebuilt by parent and start time, the history a model call's
-    input repeats never repeated, the coder's ERROR making the run failed whatever --outcome."""
+    input repeats never repeated (nor the model's own words in it, whatever the role's spelling),
+    the coder's ERROR making the run failed whatever --outcome."""
     s = _genai_spans()
     health = _span("99", None, "GET /health", 50, {"http.route": "/health"}, trace=OTHER)
     path = _write(tmp_path / "traces.jsonl", _line(s["c3"], s["tool"], s["coder"], health),
