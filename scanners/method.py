@@ -40,7 +40,14 @@ from inspect_scout import Reference, Result, Scanner, Transcript, scanner
 from blame.arguments import as_bool
 from blame.inspect_log import DEFAULT_FAILURES
 from blame.schema import Attribution, Trajectory
-from blame.state import FRAMING_KEY, KNOWN_FAILURE, TRAJECTORY_KEY, UNKNOWN_OUTCOME, stored_attribution, trajectory_metadata
+from blame.state import (
+    FRAMING_KEY,
+    KNOWN_FAILURE,
+    TRAJECTORY_KEY,
+    UNKNOWN_OUTCOME,
+    stored_attribution,
+    trajectory_metadata,
+)
 from scanners.transcript import transcript_trajectory
 from solvers import SOLVERS
 
