@@ -136,6 +136,22 @@ def test_genai_spans_in_any_order_make_one_failed_run_per_agent_trace(tmp_path: 
     assert [t.outcome for t in load_otlp(path, outcome="failed")] == ["failed"]
 
 
+def test_a_folder_of_files_holding_parts_of_one_trace(tmp_path: Path) -> None:
+    """A trace's spans over two files of a folder (one below): the run of one file; a file in it
+    that is not an OTLP export is refused by name."""
+    s = _genai_spans()
+    folder = tmp_path / "traces"
+    (folder / "later").mkdir(parents=True)
+    _write(folder / "one.jsonl", _line(s["root"], s["c1"], s["c2"]))
+    _write(folder / "later" / "two.json", _line(s["coder"], s["tool"], s["c3"]))
+    [run] = load_otlp(folder)
+    [alone] = load_otlp(_write(tmp_path / "all.jsonl", _line(*s.values())))
+    assert run.model_dump(exclude={"meta"}) == alone.model_dump(exclude={"meta"}) and run.meta["file"] == "one.jsonl"
+    _write(folder / "later" / "notes.json", '{"note": "not a trace"}')
+    with pytest.raises(DataFormatError, match="notes.json: field 'line 1: resourceSpans': missing"):
+        load_otlp(folder)
+
+
 def test_a_run_without_errors_has_the_outcome_it_is_given_and_unannounced_tools_show_their_call(
         tmp_path: Path) -> None:
     """No ERROR status: outcome unknown by default, failed when the user says so. A tool span no
