@@ -19,9 +19,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pandas as pd
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
 REQUESTS = ("Shipping: where is my order 42?", "Billing: refund order 7 please")
 """The user's two requests; the fake server hands each off to the agent it names."""
@@ -76,7 +73,9 @@ if __name__ == "__main__":
             produce(sys.argv[1], server.base_url)
     sys.exit(0)
 
-from fake_openai_server import TEXT_REPLY, serve  # noqa: E402 (the program above needs none of these)
+import pandas as pd  # noqa: E402 (the program above needs none of these)
+import pytest  # noqa: E402
+from fake_openai_server import TEXT_REPLY, serve  # noqa: E402
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from test_loader_fuzz import FUZZ, mutated  # noqa: E402
