@@ -101,7 +101,7 @@ _ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assi
 _VALUE_KEYS = ("stringValue", "boolValue", "intValue", "doubleValue", "bytesValue", "arrayValue", "kvlistValue")
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: a span's children hold the whole subtree
 class _Span:
     path: Path
     where: str  # "line N: resourceSpans[i].scopeSpans[j].spans[k]"
