@@ -48,11 +48,10 @@ from blame.state import (
     stored_attribution,
     trajectory_metadata,
 )
+from scanners.names import scanner_name
 from scanners.transcript import transcript_trajectory
 from solvers import SOLVERS
 
-PACKAGE = "blame_bench"
-"""The scanners' registry namespace: the ``inspect_ai`` entry point's name (pyproject.toml)."""
 EVENTS = ["model", "tool", "span_begin"]
 """The events the importer reads (model outputs, tool calls, agent spans)."""
 CITED_CHARS = 500
@@ -90,7 +89,7 @@ def method_scanner(method: str) -> Callable[..., Scanner[Transcript]]:
 
     factory.__name__ = factory.__qualname__ = method
     factory.__doc__ = f"The method {method} as a scanner (module docstring of scanners.method)."
-    return scanner(name=f"{PACKAGE}/{method}", messages="all", events=EVENTS)(factory)
+    return scanner(name=scanner_name(method), messages="all", events=EVENTS)(factory)
 
 
 async def _no_generate(state: TaskState, **kwargs: Any) -> TaskState:

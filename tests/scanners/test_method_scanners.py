@@ -33,7 +33,7 @@ from blame.inspect_log import load_inspect_logs
 from blame.schema import FaultLabel
 from analysis.unlabelled import attribution_rows, scan_locations
 from blame_bench.cli import main
-from scanners import SCANNERS
+from scanners.method import SCANNERS
 from solvers import NO_MODEL, SOLVERS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -253,16 +253,21 @@ def test_an_unknown_solver_option_is_refused_when_the_scanner_is_built() -> None
         SCANNERS["all_at_once"](no_such_option=1)
 
 
-def test_the_entry_point_registers_without_scout() -> None:
-    """With inspect-scout absent the entry point still registers the tasks, solvers and provider,
-    and no scanner; with it, every method's scanner is found as blame_bench/<method>."""
-    code = ("import sys; sys.modules['inspect_scout'] = None\n"
+def test_the_entry_point_registers_the_scanners_without_importing_scout() -> None:
+    """The entry point registers the tasks, solvers, provider and every scanner's name without
+    importing inspect-scout (every `inspect eval` loads it), and still does with inspect-scout
+    absent; the first scanner Scout builds brings in the real ones, found as blame_bench/<method>."""
+    code = ("import sys\n"
+            "if sys.argv[1] == 'absent':\n"
+            "    sys.modules['inspect_scout'] = None  # an import of it raises ImportError\n"
             "import blame_bench._registry\n"
             "from inspect_ai._util.registry import registry_lookup as find\n"
             "print(find('task', 'blame_cortex') is not None, find('solver', 'all_at_once') is not None,\n"
-            "      find('modelapi', 'offline') is not None, 'scanners' in sys.modules)")
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert (result.returncode, result.stdout.split()) == (0, ["True", "True", "True", "False"]), result.stderr
+            "      find('modelapi', 'offline') is not None, find('scanner', 'blame_bench/poirot') is not None,\n"
+            "      sys.modules.get('inspect_scout') is not None)")
+    for scout in ("absent", "installed"):
+        result = subprocess.run([sys.executable, "-c", code, scout], cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert (result.returncode, result.stdout.split()) == (0, ["True"] * 4 + ["False"]), result.stderr
     from inspect_ai._util.registry import registry_lookup
 
     assert all(registry_lookup("scanner", f"blame_bench/{name}") is SCANNERS[name] for name in SOLVERS)
