@@ -1,6 +1,6 @@
 """TradingAgents, simulated: the analysts that run (market, news and fundamentals always, social
 with probability 0.75, in a drawn order), one to three bull/bear debate rounds,
-a research manager, a trader, one or two three-way risk rounds and a portfolio manager on one
+a research manager, a trader, one to three three-way risk rounds (speakers in a drawn order) and a portfolio manager on one
 ticker and trade date of the shipped prices (``docs/simulators.md``; data:
 ``simulators.trading_data``; roles: ``simulators.trading_roles``).
 
@@ -186,7 +186,7 @@ def script(s: Session) -> None:
     rounds = s.state["risk_rounds"] = s.hook("risk_rounds", sc["risk_rounds"])
     stances = s.state["stances"] = {}
     for _ in range(max(rounds, 1)):
-        for role in ("risky", "safe", "neutral") if rounds else ("risky",):
+        for role in sc["risk_order"] if rounds else ("risky",):
             stances[role] = s.act(role, "risk_manager", reports=reports, proposal=proposal)["stance"]
     s.state["memory_true"] = entry = memory_of(sc)
     served = s.state["memory_served"] = s.hook("memory", entry, ticker)

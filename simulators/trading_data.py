@@ -87,7 +87,8 @@ def sample_scenario(rng: random.Random) -> dict[str, Any]:
     analyst with probability 0.75, the others always) in a random order; each analyst's stance (the market's
     is the day's regime, the others follow it with probability 0.35, else drawn at random; the
     balance over the analysts that run is never zero); the data each one reads; the memory; the
-    debate and risk rounds; how many times each tool call times out before it answers."""
+    debate and risk rounds and the risk analysts' order; how many times each tool call times out
+    before it answers."""
     ticker = rng.choice(sorted(TICKERS))
     series = prices()[ticker]
     market = rng.choices([-1, 0, 1], [0.4, 0.2, 0.4])[0]
@@ -107,7 +108,8 @@ def sample_scenario(rng: random.Random) -> dict[str, Any]:
                     fundamentals_table=_fundamentals(scenario["fundamentals"], rng),
                     social_feed=_social(scenario["social"], rng), memory=_memory(scenario, rng),
                     debate_rounds=rng.choices([1, 2, 3], [0.45, 0.35, 0.2])[0],
-                    risk_rounds=rng.choices([1, 2], [0.65, 0.35])[0],
+                    risk_rounds=rng.choices([1, 2, 3], [0.5, 0.3, 0.2])[0],
+                    risk_order=rng.sample(["risky", "safe", "neutral"], 3),
                     timeouts={tool: rng.choices([0, 1, 2], [0.86, 0.12, 0.02])[0] for tool in TOOLS})
     return scenario
 
