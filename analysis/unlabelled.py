@@ -15,9 +15,10 @@ that count / the run's attributions, invalid ones included); a run that no attri
 agent for is *unattributed*. Per pair of methods (:func:`pair_table`): over the runs (and epochs)
 both attributed validly, the share where they name the same agent, the same step, both.
 
-Scout's results (``scans`` of :func:`attribution_rows`): the suite's scanners (``blame_bench/<method>``, ``scanners``)
-run by ``scout scan`` or ``inspect eval --scanner`` write one Parquet file per scanner in a scan
-folder (``scan_id=...``, holding ``_scan.json``). Each result of a failed run is one row like the
+Scout's results (``scans`` of :func:`attribution_rows`; ``blame report`` on a folder holding scans):
+the suite's scanners (``blame_bench/<method>``, ``scanners``) run by ``scout scan`` or ``inspect
+eval --scanner`` write one Parquet file per scanner in a scan folder (``scan_id=...``, holding
+``_scan.json``), read here with ``inspect_scout.scan_results_df``. Each result of a failed run is one row like the
 above: the run is the transcript's sample id (prefixed ``<log file stem>/`` when the scans cover
 several logs), the method the scanner's name after ``blame_bench/``, the model the scan model,
 agent, step and validity the result's value, the cited step's text and id its metadata; a scan
