@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         "write frames, tables (Markdown + CSV), regressions, figures (PNG + PDF), report.md and "
         "manifest.json to DIR. The same logs give byte-identical tables.",
     )
-    report.add_argument("log_dir", metavar="LOG_DIR", help="directory of .eval logs (searched recursively)")
+    report.add_argument("log_dir", metavar="LOG_DIR", help="directory of .eval logs, or of Inspect Scout scan results (searched recursively)")
     report.add_argument("--out", required=True, metavar="DIR", help="output directory (new, empty, or an earlier report)")
     report.add_argument("--treatment", action="append", default=[], metavar="METHOD",
                         help="Attribution.method compared with the baseline in Table 1 and the confirmatory "
