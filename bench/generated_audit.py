@@ -61,10 +61,15 @@ def _named(key: str) -> str:
     return f"{TARGETS.get(target, target)}: {method.replace('_', ' ')}" if method else key
 
 
+def _met(verdict: bool | None) -> str:
+    return "met" if verdict else "missed" if verdict is False else "–"
+
+
 def summary_rows(rows: list[dict[str, Any]]) -> list[str]:
     """One line per folder: targets met, the strongest shortcut, the prefix classifier, the control."""
     lines = ["| options | system | sessions | shortcut targets met | strongest shortcut (accuracy %, majority %) | "
-             "fault-free prefix % (majority %) | positive control % (exact vector, step+agent) | card = recomputation "
+             "fault-free prefix % (majority %, position alone %) | positive control % (exact vector, step+agent) | "
+             "card = recomputation "
              "| generate s | read back and audit s |", "|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         f, met = row["figures"], row["verdicts"]
@@ -79,8 +84,9 @@ def summary_rows(rows: list[dict[str, Any]]) -> list[str]:
             f"| {row['option_set']} | {row['system']} | {row['sessions']:,} | "
             f"{sum(v is True for v in shortcuts.values())} of {sum(v is not None for v in shortcuts.values())} | "
             f"{_named(best)} ({_pct(best_acc)}, {_pct(base)}) | "
-            f"{_pct(prefix['classifier']['accuracy'])} ({_pct(prefix['majority']['accuracy'])}) "
-            f"{'met' if met['fault_free_prefix'] else 'missed' if met['fault_free_prefix'] is False else '–'} | "
+            f"{_pct(prefix['classifier']['accuracy'])} ({_pct(prefix['majority']['accuracy'])}, "
+            f"{_pct(prefix['position']['accuracy'])}) {_met(met['fault_free_prefix'])}; beyond position "
+            f"{_met(met['fault_free_prefix/beyond_position'])} | "
             f"{_pct(control['exact_vector']['accuracy'])}, {_pct(control['step_agent']['accuracy'])} | "
             f"{'yes' if row['card_matches'] else '**no**'} | {row['generate_s']:.0f} | {row['audit_s']:.0f} |")
     return lines

@@ -39,7 +39,12 @@ the same records give the same figures. Conventions:
   ``failures`` and the session's first difference with its clean twin. A rule that finds no step answers nothing (wrong).
 - ``fault_free_prefix``: a bag-of-words classifier of the fault id from the steps before the
   session's first difference with its clean twin (``meta["first_difference"]``), faulty
-  sessions only.
+  sessions only; beside it ``position``, what the place of the injection alone tells: the train
+  half's most frequent fault id among sessions whose prefix ends with a step of the same speaker
+  and kind (``start`` for an empty prefix; the majority when none). Its verdict
+  ``fault_free_prefix/beyond_position``: the classifier at most 5 points above the better of the
+  majority and ``position`` (the prefix's words say nothing about the fault beyond where it sits,
+  which the step-position and structure shortcuts audit).
 - ``variety`` (whole folder): agent turns, distinct agent turns, distinct number-masked agent
   turns (templates) and word types (number-masked words of every step).
 - Clustering: each accuracy comes with the design effect of its per-session correctness over
@@ -324,6 +329,12 @@ def novel_turn(t: Trajectory, safe_turns: set[str]) -> int:
     return next((s.index for s in t.steps if s.kind == "agent" and masked(s.content) not in safe_turns), -1)
 
 
+def injection_place(t: Trajectory) -> str:
+    """Speaker and kind of the last step before the first difference (``start`` when none)."""
+    first = int(t.meta["first_difference"])
+    return f"{t.steps[first - 1].agent}:{t.steps[first - 1].kind}" if first > 0 else "start"
+
+
 def _prior_step(t: Trajectory, counts: Counter[int]) -> int:
     return max(range(len(t.steps)), key=lambda i: (counts[i], -i), default=-1)
 
@@ -438,10 +449,16 @@ def evaluate(train: Sequence[Trajectory], test: Sequence[Trajectory], seed: int 
     })
 
     prefix_of = lambda t: set().union(*per_step[t.id][:t.meta["first_difference"]])  # noqa: E731
+    top_fault = majority(fault_id(t) for t in faulty_train)
+    by_place: dict[str, list[str]] = {}
+    for t in faulty_train:
+        by_place.setdefault(injection_place(t), []).append(fault_id(t))
     prefix = figures(faulty, fault_id, {
-        "majority": [majority(fault_id(t) for t in faulty_train)] * len(faulty),
+        "majority": [top_fault] * len(faulty),
         "classifier": classify([prefix_of(t) for t in faulty_train], [fault_id(t) for t in faulty_train],
                                [prefix_of(t) for t in faulty], seed),
+        "position": [majority(by_place[injection_place(t)]) if injection_place(t) in by_place else top_fault
+                     for t in faulty],
     })
 
     turns = [s.content for t in records for s in t.steps if s.kind == "agent"]
@@ -487,6 +504,8 @@ def verdicts(figures: dict[str, Any]) -> dict[str, bool | None]:
     prefix = figures["fault_free_prefix"]
     acc, base = prefix["classifier"]["accuracy"], prefix["majority"]["accuracy"]
     out["fault_free_prefix"] = None if acc is None else abs(acc - base) <= PREFIX_MARGIN
+    place = prefix["position"]["accuracy"]
+    out["fault_free_prefix/beyond_position"] = None if acc is None else acc - max(base, place) <= PREFIX_MARGIN
     control_figures = figures["positive_control"]
     if control_figures is not None:
         out["positive_control/exact_vector"] = control_figures["exact_vector"]["accuracy"] >= CONTROL_FLOOR
@@ -520,10 +539,16 @@ def validity_section(figures: dict[str, Any]) -> str:
         base = figures[key]["majority"]["accuracy"]
         for name, f in figures[key].items():
             above = None if f["accuracy"] is None or base is None else f["accuracy"] - base
-            verdict = "" if name == "majority" else mark[met[key if key == "fault_free_prefix" else f"{key}/{name}"]]
+            verdict = "" if name in ("majority", "position") else mark[
+                met[key if key == "fault_free_prefix" else f"{key}/{name}"]]
             lines.append(f"| {target} | {name.replace('_', ' ')} | {f['n']} | {_cell(f['accuracy'])} | "
                          f"{'' if name == 'majority' else _cell(above)} | {verdict} | {_cell(f['design_effect'], 2, 1)} | "
                          f"{_cell(f['effective_sessions'], 0, 1)} |")
+    prefix = figures["fault_free_prefix"]
+    lines += ["", f"Fault-free prefix beyond the injection's position: classifier {_percent(prefix['classifier']['accuracy'])}"
+              f", position alone {_percent(prefix['position']['accuracy'])}, majority "
+              f"{_percent(prefix['majority']['accuracy'])}: at most {PREFIX_MARGIN * 100:.0f} points above the better "
+              f"of the two ({mark[met['fault_free_prefix/beyond_position']]})."]
     control_figures = figures["positive_control"]
     if control_figures is None:
         lines += ["", "Positive control: no text checker for this system."]

@@ -30,23 +30,37 @@ PLANS: dict[int, dict[str, Any]] = {
     4: {"name": "Catch trial", "bws": (0, 0), "speed": (0.6, 0.6), "assist": (0, 0), "minutes": (20, 20),
         "hr_target": (0, 0)},
 }
-BLOCKS = [("warm-up", 180, 0.6), ("block 1", 300, 1.0), ("block 2", 300, 1.0), ("block 3", 300, 1.0),
-          ("block 4", 300, 1.0), ("cool-down", 180, 0.5)]
-"""(name, seconds, share of the prescribed speed)."""
 TICK_S = 5
 RECENT_SEIZURE_H = 168
 REALERT_S = 45
 REACTION_S = 30
 CAPACITY = {1: 0.6, 2: 0.8, 3: 1.0, 4: 1.15}
+STOP_CODES = ("E301", "E305", "E902")
+"""Device codes a stop rule names (cable slack, belt fault, motor overcurrent)."""
+WARNING_CODES = ("W104", "W210", "W118")
+"""Device codes that are only warnings (self-corrected; no stop rule)."""
+
+
+def blocks(scenario: dict[str, Any]) -> list[tuple[str, int, float]]:
+    """The session's blocks, (name, seconds, share of the prescribed speed): a warm-up, the
+    scenario's number of main blocks, a cool-down."""
+    main = [(f"block {n}", scenario["block_s"], 1.0) for n in range(1, scenario["main_blocks"] + 1)]
+    return [("warm-up", scenario["warmup_s"], 0.6), *main, ("cool-down", scenario["cooldown_s"], 0.5)]
 
 
 def sample_scenario(rng: random.Random) -> dict[str, Any]:
-    """A child, an EHR, a guardian and a physiology (no hazard)."""
+    """A child, an EHR, a guardian, a physiology and the session's shape, from one distribution for
+    every session (faulty, clean or safe): recent seizures, medication changes, bad nights, tired
+    children and device codes occur at fixed rates, never because a fault was drawn."""
     gmfcs = rng.choices([1, 2, 3, 4], weights=[3, 4, 4, 1])[0]
     age = rng.randint(24, 72)
-    prior = [{"plan": rng.choice([1, 2]), "tolerance": rng.choice(["good", "good", "fair"])}
-             for _ in range(rng.randint(0, 4))]
+    prior = [{"plan": rng.choice([1, 2]), "tolerance": rng.choice(["good", "good", "fair", "poor"]),
+              "weeks_ago": rng.randint(1, 30)} for _ in range(rng.randint(0, 6))]
     mas_levels = ["0", "1", "1+", "2", "3"]
+    seizure = rng.randint(20, 150) if rng.random() < 0.3 else None
+    tired = rng.random() < 0.35
+    disclosed = tired and rng.random() < 0.5
+    code = {"code": rng.choice(STOP_CODES), "at_s": rng.randint(4, 16) * 60} if rng.random() < 0.12 else None
     return {
         "patient_id": f"P{rng.randint(1000, 9999)}",
         "age_months": age,
@@ -56,32 +70,38 @@ def sample_scenario(rng: random.Random) -> dict[str, Any]:
         "cp_type": rng.choice(["spastic bilateral", "spastic bilateral", "spastic unilateral", "dyskinetic", "ataxic"]),
         "gmfcs": gmfcs,
         "trunk_control": gmfcs <= 3,
-        "hip_migration_pct": rng.choice([rng.randint(5, 35)] * 9 + [rng.randint(41, 50)]),
+        "hip_migration_pct": rng.choice([rng.randint(5, 35)] * 8 + [rng.randint(41, 50)] * 2),
         "mas": {m: rng.choice(mas_levels[:4] if gmfcs <= 2 else mas_levels[1:]) for m in
                 ("hip_add", "hamstrings", "gastroc_soleus")},
         "popliteal_angle": rng.randint(30, 70),
-        "epilepsy": rng.choice(["none", "none", "none", "controlled"]),
-        "seizure_hours_ago": None,
-        "med_change_days": rng.choice([None] * 9 + [rng.randint(2, 10)]),
+        "epilepsy": "controlled" if seizure is not None else rng.choice(["none", "none", "none", "controlled"]),
+        "seizure_hours_ago": seizure,
+        "med_change_days": rng.choice([None] * 4 + [rng.randint(2, 10)]),
         "medications": ["baclofen 5 mg twice daily"] + (["levetiracetam 250 mg twice daily"] if rng.random() < 0.3 else []),
         "prior_sessions": prior,
         "hr_rest": rng.randint(90, 110),
         "hr_peak": rng.randint(195, 205),
-        "drift": round(rng.uniform(0.2, 0.7), 2),
-        "tired_disclosed": False,
-        "device_code": None,
-        "slept": rng.choice(["well", "well", "fairly well"]),
-        "mood": rng.choice(["cheerful", "calm", "a little shy"]),
+        "drift": round(rng.uniform(3.5, 5.0) if tired else rng.uniform(0.2, 0.7), 2),
+        "tired_disclosed": disclosed,
+        "device_code": code,
+        "warning": {"code": rng.choice(WARNING_CODES), "at_s": rng.randint(2, 20) * 60} if rng.random() < 0.3 else None,
+        "slept": "badly (woke twice in the night)" if disclosed else rng.choice(
+            ["well", "well", "well", "fairly well", "badly (woke twice in the night)"]),
+        "mood": rng.choice(["cheerful", "calm", "a little shy", "chatty", "quiet"]),
+        "main_blocks": rng.randint(3, 6),
+        "block_s": rng.choice([180, 240, 300]),
+        "warmup_s": rng.choice([120, 180]),
+        "cooldown_s": rng.choice([120, 180]),
+        "consult": rng.random() < 0.7,
+        "ehr_retry": rng.random() < 0.2,
+        "opening": rng.sample(["intake", "presentation", "records"], 3),
+        "mobility_first": rng.random() < 0.3,
+        "follow_up": rng.random() < 0.4,
+        "briefing": rng.random() < 0.5,
+        "remark_block": rng.randint(1, 3),
+        "chief_review": rng.choice([None, 1, 2]),
+        "sensor_stuck_s": rng.randint(1, 8) * 60,
     }
-
-
-def make_tired(scenario: dict[str, Any], rng: random.Random, disclosed: bool) -> None:
-    """A child whose heart rate climbs through the session (a stop rule will be met)."""
-    scenario["drift"] = round(rng.uniform(3.5, 5.0), 2)
-    scenario["tired_disclosed"] = disclosed
-    if disclosed:
-        scenario["slept"] = "badly (woke twice in the night)"
-    scenario["device_code"] = None
 
 
 def tolerated(scenario: dict[str, Any]) -> int:
@@ -106,8 +126,9 @@ def contraindications(plan: int, scenario: dict[str, Any]) -> list[str]:
     recent = seizure is not None and seizure <= RECENT_SEIZURE_H
     if plan == 4:
         reasons.append("plan 4 runs without physiological monitoring")
-    if plan == 2 and (recent or scenario["hip_migration_pct"] > 40 or not scenario["trunk_control"]):
-        reasons.append("plan 2 with a recent seizure, an unstable hip or no trunk control")
+    if plan == 2 and (recent or scenario["med_change_days"] or scenario["hip_migration_pct"] > 40
+                      or not scenario["trunk_control"]):
+        reasons.append("plan 2 with a recent seizure, a medication change, an unstable hip or no trunk control")
     if plan == 3 and (scenario["gmfcs"] > 2 or tolerated(scenario) < 3 or recent or scenario["med_change_days"]):
         reasons.append("plan 3 beyond the child's level or history")
     return reasons

@@ -1,6 +1,7 @@
 """Make a labelled trajectory folder from a system (``docs/simulators.md``).
 
-Per session ``i`` a plan stream ``Random("<seed>:plan:<i>")`` draws safe (probability
+Per session ``i`` a plan stream ``Random("<seed>:<system>:plan:<i>")`` (keyed by the system too:
+two systems' folders of one seed are independent) draws safe (probability
 ``safe_share``) or faulty, and for a faulty one k in 1..``max_faults`` faults on distinct
 components (never a declared conflict) from the pool (``faults``, default every fault in the
 default draw, ``Fault.drawn``). Attempt ``a`` runs with seed ``(seed << 40) | (i << 10) | a``:
@@ -52,7 +53,7 @@ from simulators.engine import (
     run_session,
 )
 
-GENERATOR_VERSION = "2"
+GENERATOR_VERSION = "3"
 MAX_ATTEMPTS = 100
 MAX_REDRAWS = 5
 
@@ -188,7 +189,7 @@ proportions)."""
 def plan_session(system: System, pool: Sequence[str], seed: int, index: int, max_faults: int,
                  safe_share: float, mix: str | None = None) -> tuple[random.Random, list[Fault], HardNegative | None]:
     """Session ``index``'s plan stream, its faults (none: a safe run) and its hard negative."""
-    plan = random.Random(f"{seed}:plan:{index}")
+    plan = random.Random(f"{seed}:{system.key}:plan:{index}")
     safe = not pool or plan.random() < safe_share
     chosen = [] if safe else draw(system, pool, max_faults, plan, mix)
     negatives: list[HardNegative | None] = [None, *system.hard_negatives.values()]

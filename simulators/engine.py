@@ -10,9 +10,10 @@ component produces (a sensor reading, a guardian's answer, a delivered command, 
 through :meth:`Session.hook`; the engine applies the active faults there and records where an
 injection changed what the component produced.
 
-Randomness: the scenario comes from ``Random("<seed>:scenario")``; each role's n-th turn, each
-hook's n-th value and the system's own simulation draw from streams keyed by seed and name, so
-a session and its clean twin draw the same numbers at the same call sites.
+Randomness: the scenario comes from ``Random("<system>:<seed>:scenario")``; each role's n-th
+turn, each hook's n-th value and the system's own simulation draw from streams keyed by system,
+seed and name, so a session and its clean twin draw the same numbers at the same call sites, and
+two systems never share a draw.
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ class Role:
 class Fault:
     """One elemental error vector of a system's catalogue.
 
-    ``target`` is the role or roles (agent faults) or the hook (non-agent faults) it acts on; ``prepare``
-    makes a sampled scenario one in which the fault can show (the clean twin shares it);
+    ``target`` is the role or roles (agent faults) or the hook (non-agent faults) it acts on. A fault
+    never shapes the scenario: the system's sampler draws the conditions in which it can show for
+    every session alike, and a session in which it cannot show is regenerated;
     ``apply(inputs_or_context, produced, rng)`` returns what the faulty component produces
     instead (template mode); ``check(session)`` is the programmatic manifestation check;
     ``instruction`` is the behaviour a model backend gives the role instead (agent faults);
@@ -67,7 +69,6 @@ class Fault:
     summary: str
     apply: Callable[[Any, Any, random.Random], Any]
     check: Callable[[Session], bool]
-    prepare: Callable[[dict[str, Any], random.Random], None] | None = None
     instruction: str = ""
     drawn: bool = True
 
@@ -75,10 +76,11 @@ class Fault:
 @dataclass(frozen=True)
 class HardNegative:
     """A clean variant whose symptoms look like a fault's (zero vector): ``prepare`` shapes the
-    scenario, ``check(session)`` says the symptom showed."""
+    scenario (None: the common sampler's scenario, kept only when the symptom shows),
+    ``check(session)`` says the symptom showed."""
 
     name: str
-    prepare: Callable[[dict[str, Any], random.Random], None]
+    prepare: Callable[[dict[str, Any], random.Random], None] | None
     check: Callable[[Session], bool]
 
 
@@ -172,7 +174,7 @@ class Session:
         """The next generator of the named stream (same seed, same stream, same numbers)."""
         n = self._counters.get(stream, 0)
         self._counters[stream] = n + 1
-        return random.Random(f"{self.seed}:{stream}:{n}")
+        return random.Random(f"{self.system.key}:{self.seed}:{stream}:{n}")
 
     def record(self, agent: str, kind: StepKind, content: str, recipient: str | None = None,
                tool_calls: Sequence[str] = ()) -> int:
@@ -245,13 +247,12 @@ def run_session(system: System, scenario: dict[str, Any], seed: int, faults: Seq
 
 def prepared_scenario(system: System, seed: int, faults: Sequence[Fault],
                       hard_negative: HardNegative | None = None) -> dict[str, Any]:
-    """The seed's scenario, shaped by each fault's (or the hard negative's) ``prepare``."""
-    scenario = system.sample(random.Random(f"{seed}:scenario"))
-    for fault in faults:
-        if fault.prepare is not None:
-            fault.prepare(scenario, random.Random(f"{seed}:prepare:{fault.id}"))
-    if hard_negative is not None:
-        hard_negative.prepare(scenario, random.Random(f"{seed}:prepare:{hard_negative.name}"))
+    """The seed's scenario: the system's sampler's, the same whatever ``faults`` the session will
+    run (no fault shapes it, so the steps before an injection say nothing about the fault), shaped
+    only by the hard negative's ``prepare`` when it has one."""
+    scenario = system.sample(random.Random(f"{system.key}:{seed}:scenario"))
+    if hard_negative is not None and hard_negative.prepare is not None:
+        hard_negative.prepare(scenario, random.Random(f"{system.key}:{seed}:prepare:{hard_negative.name}"))
     return scenario
 
 

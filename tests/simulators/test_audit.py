@@ -131,21 +131,34 @@ def prefix_session(number: int, name: str, position: int, opening: str = PLAIN) 
 
 def test_a_prefix_without_signal_stays_at_the_majority_and_one_with_signal_does_not() -> None:
     """Train F, F, F, F, G, G; test F, F, G (majority F: 2/3). With the word storm opening every G
-    session (before its first difference) the prefix classifier gets all three."""
+    session (before its first difference) the prefix classifier gets all three. Every prefix ends
+    with a step of speaker a (kind agent): the position alone answers the majority, F."""
     names = ["F", "F", "F", "F", "G", "G"]
     positions = [1, 3, 2, 4, 3, 2]
     blind = evaluate([prefix_session(i, n, p) for i, (n, p) in enumerate(zip(names, positions))],
                      [prefix_session(10 + i, n, p) for i, (n, p) in enumerate(zip("FFG", [2, 3, 4]))])
-    assert accuracies(blind, "fault_free_prefix") == {"majority": 2 / 3, "classifier": 2 / 3}
-    assert verdicts(blind)["fault_free_prefix"] is True
+    assert accuracies(blind, "fault_free_prefix") == {"majority": 2 / 3, "classifier": 2 / 3, "position": 2 / 3}
+    assert verdicts(blind)["fault_free_prefix"] is True and verdicts(blind)["fault_free_prefix/beyond_position"] is True
 
     def storm(number: int, name: str, position: int) -> Trajectory:
         return prefix_session(number, name, position, "storm warning" if name == "G" else PLAIN)
 
     seen = evaluate([storm(i, n, p) for i, (n, p) in enumerate(zip(names, positions))],
                     [storm(10 + i, n, p) for i, (n, p) in enumerate(zip("FFG", [2, 3, 4]))])
-    assert accuracies(seen, "fault_free_prefix") == {"majority": 2 / 3, "classifier": 1.0}
-    assert verdicts(seen)["fault_free_prefix"] is False
+    assert accuracies(seen, "fault_free_prefix") == {"majority": 2 / 3, "classifier": 1.0, "position": 2 / 3}
+    assert verdicts(seen)["fault_free_prefix"] is False and verdicts(seen)["fault_free_prefix/beyond_position"] is False
+
+
+def test_the_position_baseline_reads_the_speaker_and_kind_before_the_injection() -> None:
+    """Train: F after a step of a (positions 1, 3), G after b (2, 4) and G at the start (0); test
+    F at 5 (after a), G at 2 (after b), G at 0 (start), F at 0 (start: G, the start's answer)."""
+    def toy(number: int, name: str, position: int) -> Trajectory:
+        return session(number, [PLAIN] * 6, speakers="ababab", fault=position, fault_name=name)
+
+    train = [toy(i, n, p) for i, (n, p) in enumerate([("F", 1), ("F", 3), ("G", 2), ("G", 4), ("G", 0)])]
+    test = [toy(10 + i, n, p) for i, (n, p) in enumerate([("F", 5), ("G", 2), ("G", 0), ("F", 0)])]
+    assert [audit_module.injection_place(t) for t in test] == ["a:agent", "b:agent", "start", "start"]
+    assert accuracies(evaluate(train, test), "fault_free_prefix")["position"] == 3 / 4
 
 
 def test_design_effect_by_hand() -> None:
