@@ -23,8 +23,9 @@ fresh process each after the 3-step warm-up, on ``offline/first`` (whose "no" to
 the walk ask about every step it may): calls, prompt characters sent (every call's input messages),
 the sample's CPU seconds, the part of them that renders the prefixes asked (``PrefixLogs``, timed
 apart on the same prefixes), peak memory, and the prefix reuse (``bench.reuse.prefix_reuse``); then
-the exponents fitted, on log-log axes, to CPU against characters sent, CPU against steps and
-characters against steps. Target: CPU linear in the characters sent (exponent about 1 or less).
+the exponents fitted, on log-log axes, to CPU and the renderer's CPU against characters sent, CPU
+against steps and characters against steps, and the CPU per 1,000 characters and per call.
+Target: CPU linear in the characters sent (exponent about 1 or less).
 It also runs every other model-calling method once at each length (one process per length) for
 its calls and prompt characters. Writes the tables and ``long_log_walks.png`` beside ``--out``.
 
