@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from blame.schema import Step, Trajectory
-from simulators.cortex_clinic import GMFCS_NAMES, MOBILITY, PLANS
+from simulators.cortex_clinic import GMFCS_NAMES, MOBILITY, PLANS, choose_plan
 from simulators.trading_data import LESSONS, RATINGS
 from simulators.trading_roles import BOLD, expected_rating
 
@@ -73,6 +73,30 @@ def _doctor_misstates(steps: Sequence[Step], test: Step | None, diagnosis: str) 
     return "Trunk control: no." in record and "Trunk control: present" in diagnosis
 
 
+def _changes_plan(steps: Sequence[Step], test: Step | None, diagnosis: str) -> bool:
+    """Whether the plan the diagnosis's facts allow (``choose_plan``) differs from the plan the
+    intake, the EHR and the test allow: a misstatement that changes no plan causes nothing (its
+    step is then no answer, its component still is)."""
+    intake = _first(steps, lambda s: s.agent == "parent_guardian")
+    ehr = _first(steps, lambda s: s.content.startswith("EHR "))
+    said, record = intake.content if intake else "", ehr.content if ehr else ""
+    level = next((lv for lv, (indoor, _, _) in MOBILITY.items() if test and indoor in test.content), None)
+    stated = _LEVEL.search(diagnosis)
+    numbers = [_number(r"hip migration (\d+)%", record), _number(r"Tolerated: (\d+)", record),
+               _number(r"Hip migration (\d+)%", diagnosis), _number(r"Sessions tolerated so far: (\d+)", diagnosis)]
+    if level is None or stated is None or None in numbers:
+        return True
+    true = {"gmfcs": level, "trunk_control": "Trunk control: yes" in record, "hip_migration_pct": numbers[0],
+            "tolerated_sessions": numbers[1], "recent_seizure": "Seizures since the last visit: one" in said,
+            "med_change": "Medication changes or missed doses: yes" in said
+            or re.search(r"\(changed \d+ days ago\)", record) is not None}
+    written = {"gmfcs": {n: k for k, n in GMFCS_NAMES.items()}[stated.group(1)],
+               "trunk_control": "Trunk control: present" in diagnosis, "hip_migration_pct": numbers[2],
+               "tolerated_sessions": numbers[3], "recent_seizure": "recent seizure" in diagnosis,
+               "med_change": "recent medication change" in diagnosis}
+    return choose_plan(true) != choose_plan(written)
+
+
 def _outside_plan(prescription: str) -> bool:
     """A prescribed setting outside the prescribed plan's range (the plan table of the catalogue)."""
     plan = _number(r"\bPlan (\d)\b", prescription)
@@ -99,7 +123,7 @@ def cortex_faults(steps: Sequence[Step]) -> dict[str, int | None]:
     test = _first(steps, lambda s: s.content.startswith("Mobility activity test:"))
     diagnosis = _first(steps, lambda s: s.agent == "doctor" and s.kind == "agent" and "Observed mobility" in s.content)
     if diagnosis is not None and _doctor_misstates(steps, test, diagnosis.content):
-        found["DD-X"] = diagnosis.index
+        found["DD-X"] = diagnosis.index if _changes_plan(steps, test, diagnosis.content) else None
     ceiling = None
     prescription = _first(steps, lambda s: s.agent == "chief" and "Stop rules:" in s.content)
     reviews = [s for s in steps if s.agent == "chief" and s.kind == "agent" and "From the next block:" in s.content]
@@ -167,7 +191,7 @@ def trading_faults(steps: Sequence[Step]) -> dict[str, int | None]:
     """TradingAgents: the served closes against each other; the market report's direction words
     against its numbers; the fundamentals report's figures against the fundamentals tool's; the
     news report's headlines against the news tool's; the bull's citations against the reports; the
-    judge's winner against the number of reports each side cites; the trader against the plan; who
+    judge's winner against the number of data lines each side cites; the trader against the plan; who
     spoke in the risk rounds and what the conservative analyst argued; the memory's lessons on the
     session's ticker; the final rating against the decision rule on the plan, the proposal, the
     risk team and the memory."""
