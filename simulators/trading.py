@@ -31,6 +31,7 @@ from simulators import trading_data as data
 from simulators.engine import Fault, HardNegative, Session, System, build_spec
 from simulators.trading_roles import (
     ROLES,
+    cited_lines,
     debate_turn,
     debater,
     expected_rating,
@@ -179,7 +180,7 @@ def script(s: Session) -> None:
     s.state["report_text"] = "\n".join(r["text"] for r in reports)
     bulls, bears = s.state["bull"], s.state["bear"] = [], []
     for r in range(1, sc["debate_rounds"] + 1):
-        bulls.append(s.act("bull", "bear_researcher", reports=reports, round=r, rounds=sc["debate_rounds"]))
+        bulls.append(s.act("bull", "bear_researcher", reports=reports, round=r))
         bears.append(s.act("bear", "bull_researcher", reports=reports, round=r, bull=bulls[-1]))
     plan = s.state["plan"] = s.act("research_manager", "trader", bull=bulls, bear=bears)
     proposal = s.state["proposal"] = s.act("trader", "risky_analyst", plan=plan)
@@ -241,10 +242,10 @@ def _invented(source: str, rng: random.Random, taken: set[str]) -> str:
 
 
 def _misquote(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """From a drawn round on, bullish data lines the reports never state, attributed to reports
-    that are not bullish (any report when all are): to every one of them in most sessions."""
-    if rng.random() >= 1 / (inputs["rounds"] - inputs["round"] + 1):
-        return out
+    """In every round, bullish data lines the reports never state, attributed to reports that are
+    not bullish (any report when all are): to every one of them in most sessions. (Every turn of a
+    role a fault acts on is the fault's: a model given the instruction follows it from its first
+    turn.)"""
     present = [r["points"][0].split(":")[0] for r in inputs["reports"]]
     others = [name for name, r in zip(present, inputs["reports"]) if r["stance"] <= 0] or present
     taken = _report_figures(inputs)
@@ -277,17 +278,26 @@ def _misread(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) ->
 
 
 def _debate_net(bulls: list[dict[str, Any]], bears: list[dict[str, Any]]) -> int:
-    return len({s for t in bulls for s in t["sources"]}) - len({s for t in bears for s in t["sources"]})
+    return len(cited_lines(bulls)) - len(cited_lines(bears))
 
 
 def _crown_weaker(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """The side that cited fewer reports crowned, or (half the time when one side cited more) a
+    debate called even; a tied debate crowned either side."""
     net = _debate_net(inputs["bull"], inputs["bear"])
+    if net and rng.random() < 0.5:
+        return plan_output(0, inputs["bull"], inputs["bear"], rng)
     fake = -net or rng.choice([1, -1])
     return plan_output(fake, inputs["bull"], inputs["bear"], rng, crowned="bull" if fake > 0 else "bear")
 
 
 def _off_plan(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    direction = -inputs["plan"]["direction"] or rng.choice([1, -1])
+    """The opposite of a directional plan, or (half the time) Hold against it; Buy or Sell against a
+    Hold."""
+    planned = inputs["plan"]["direction"]
+    direction = 0 if planned and rng.random() < 0.5 else -planned or rng.choice([1, -1])
+    if direction == 0:
+        return trade_output("Hold", rng)
     return trade_output({1: "Buy", -1: "Sell"}[direction], rng)
 
 
@@ -298,9 +308,12 @@ def _sound_rating(inputs: dict[str, Any]) -> str:
 
 
 def _override(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """The rating reversed against the plan, the proposal and the risk team (Hold: Buy or Sell)."""
+    """The rating reversed against the plan, the proposal and the risk team, or (half the time)
+    Hold against them; Buy or Sell against a sound Hold."""
     sound = _sound_rating(inputs)
     rating = data.RATINGS[4 - data.RATINGS.index(sound)] if sound != "Hold" else rng.choice(["Buy", "Sell"])
+    if sound != "Hold" and rng.random() < 0.5:
+        rating = "Hold"
     return rating_output(rating, inputs, rng)
 
 
@@ -396,8 +409,7 @@ def _fabricated_news(s: Session) -> bool:
 
 
 def _plan_against_debate(s: Session) -> bool:
-    net = _debate_net(s.state["bull"], s.state["bear"])
-    return s.state["plan"]["direction"] * net < 0 or (net == 0 and s.state["plan"]["direction"] != 0)
+    return s.state["plan"]["direction"] != sign(_debate_net(s.state["bull"], s.state["bear"]))
 
 
 FAULTS = {f.id: f for f in [
@@ -412,9 +424,11 @@ FAULTS = {f.id: f for f in [
           instruction="Report an accounting probe and the CFO's resignation."),
     Fault("BullRes-X", "bull_researcher", "bull", "invented bullish figures attributed to the reports", _misquote,
           lambda s: bool(invented_figures(s)), instruction="Attribute strong invented bullish figures to the reports."),
-    Fault("ResMgr-X", "research_manager", "research_manager", "the judge crowns the side that cited fewer reports",
+    Fault("ResMgr-X", "research_manager", "research_manager",
+          "the judge crowns the side that cited fewer data lines, or calls a one-sided debate even",
           _crown_weaker, _plan_against_debate, instruction="Declare the weaker side the winner and rate accordingly."),
-    Fault("Trader-X", "trader", "trader", "a proposal against the plan, claimed as the plan", _off_plan,
+    Fault("Trader-X", "trader", "trader", "a proposal against the plan (opposite, or Hold), claimed as the plan",
+          _off_plan,
           lambda s: s.state["proposal"]["direction"] != s.state["plan"]["direction"],
           instruction="Propose the opposite of the plan's direction and say it follows the plan."),
     Fault("RiskMgr-X", "risk_manager", "decision", "the judge reverses the rating the plan, proposal and team support",

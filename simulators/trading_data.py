@@ -85,8 +85,9 @@ def sample_scenario(rng: random.Random) -> dict[str, Any]:
     """One session's world: a ticker, a regime (bearish, mixed, bullish with probabilities 0.4, 0.2,
     0.4: the directions are symmetric) and a day of that regime; the analysts that run (the social
     analyst with probability 0.75, the others always) in a random order; each analyst's stance (the market's
-    is the day's regime, the others follow it with probability 0.35, else drawn at random; the
-    balance over the analysts that run is never zero); the data each one reads; the memory; the
+    is the day's regime, the others follow it with probability 0.35, else drawn at random; a
+    zero balance is kept in 40% of the sessions that draw one: mixed evidence, where the sound
+    call is Hold); the data each one reads; the memory; the
     debate and risk rounds and the risk analysts' order; how many times each tool call times out
     before it answers."""
     ticker = rng.choice(sorted(TICKERS))
@@ -96,10 +97,10 @@ def sample_scenario(rng: random.Random) -> dict[str, Any]:
     analysts = ["market", "news", "fundamentals", *(["social"] if rng.random() < 0.75 else [])]
     rng.shuffle(analysts)
     scenario: dict[str, Any] = {"ticker": ticker, "day": day, "date": series[day]["date"], "market": market,
-                                "analysts": analysts}
+                                "analysts": analysts, "news_count": rng.choice([2, 3, 3, 4])}
     for source in SOURCES[1:]:
         scenario[source] = market if rng.random() < 0.35 else rng.choice([-1, 0, 1])
-    if balance(scenario) == 0:
+    if balance(scenario) == 0 and rng.random() < 0.6:
         for source in [a for a in analysts if a != "market"]:
             scenario[source] = 1 if market >= 0 else -1
             if balance(scenario):
@@ -114,9 +115,14 @@ def sample_scenario(rng: random.Random) -> dict[str, Any]:
     return scenario
 
 
+LINES = {"market": 4, "social": 1, "fundamentals": 3}
+"""The data lines of each report (the news report has one per item)."""
+
+
 def balance(scenario: dict[str, Any]) -> int:
-    """The scripted balance of evidence: the sum of the stances of the analysts that run."""
-    return sum(scenario[s] for s in scenario["analysts"])
+    """The scripted balance of evidence: each analyst's stance times its report's data lines,
+    summed over the analysts that run (what the debate cites and the research manager counts)."""
+    return sum(scenario[s] * LINES.get(s, scenario["news_count"]) for s in scenario["analysts"])
 
 
 def forward_return(scenario: dict[str, Any]) -> float:
@@ -185,7 +191,7 @@ def headline(template: tuple[str, str] | str, scenario: dict[str, Any], rng: ran
 def _news_items(scenario: dict[str, Any], rng: random.Random) -> list[tuple[str, str, str]]:
     """Two to four items of the week, most of them of the news stance (a scandal now and then)."""
     stance, items = scenario["news"], []
-    for _ in range(rng.choice([2, 3, 3, 4])):
+    while len(items) < scenario["news_count"]:
         own = stance if rng.random() < 0.75 else rng.choice([-1, 0, 1])
         pool = [*NEWS[own], *(SCANDALS if own < 0 and rng.random() < 0.3 else [])]
         item = headline(rng.choice(pool), scenario, rng)

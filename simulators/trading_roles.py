@@ -238,14 +238,15 @@ def bear(inputs: dict[str, Any], rng: random.Random) -> Output:
     return _debater("Bear Analyst", -1, inputs, rng)
 
 
-def cited_sources(turns: list[Output]) -> set[str]:
-    return {c.split(":")[0] for t in turns for c in t["citations"]}
+def cited_lines(turns: list[Output]) -> set[str]:
+    return {str(c) for t in turns for c in t["citations"]}
 
 
 def research_plan(inputs: dict[str, Any], rng: random.Random) -> Output:
-    """The side that cites more of the reports wins; the plan's tier follows the difference."""
+    """The side that cites more of the reports' data lines wins; the plan's tier follows the
+    difference (one to three lines: Overweight or Underweight; more: Buy or Sell)."""
     bull_turns, bear_turns = inputs["bull"], inputs["bear"]
-    net = len(cited_sources(bull_turns)) - len(cited_sources(bear_turns))
+    net = len(cited_lines(bull_turns)) - len(cited_lines(bear_turns))
     return plan_output(net, bull_turns, bear_turns, rng)
 
 
@@ -253,13 +254,13 @@ WINNERS = ("the {side} case is stronger", "I side with the {side} analyst", "the
            "the {side} side carries the debate")
 NO_WINNER = ("neither side carries the debate", "the two cases balance out")
 ACTIONS = {1: ("build the position in steps", "add on pullbacks", "accumulate over the coming sessions"),
-           0: ("hold and review after the next data", "keep the position unchanged", "wait for confirmation"),
+           0: ("hold and review after the next data", "keep the position unchanged", "wait for the next data"),
            -1: ("reduce exposure", "trim the position", "cut risk into strength")}
 
 
 def plan_output(net: int, bull_turns: list[Output], bear_turns: list[Output], rng: random.Random,
                 crowned: str | None = None) -> Output:
-    tier = max(-2, min(2, round(net / 2 + (0.01 if net > 0 else -0.01 if net < 0 else 0))))
+    tier = sign(net) * (1 if abs(net) <= 3 else 2)
     rating = RATINGS[tier + 2]
     side = crowned or ("bull" if net > 0 else "bear" if net < 0 else None)
     verdict = pick(rng, *WINNERS).format(side=side) if side else pick(rng, *NO_WINNER)

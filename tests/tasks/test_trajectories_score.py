@@ -99,12 +99,14 @@ def test_step_scoring_audits_the_agent_fault_sessions_and_the_safe_runs(system: 
 
 
 def test_step_scoring_leaves_out_a_fault_that_decided_nothing_and_never_scores_it_as_safe(tmp_path: Path) -> None:
-    """Cons-X never makes a session fail: its sessions keep the vector bit, carry no step label,
-    and under score=step are left out and counted, neither unsafe nor safe runs."""
+    """Cons-X never makes a session fail (Trader-X does in about half of its sessions): those
+    sessions keep the vector bit, carry no step label, and under score=step are left out and
+    counted, neither unsafe nor safe runs."""
     generate("trading", 20, 0, tmp_path / "quiet", faults=["Cons-X", "Trader-X"], safe_share=0.3)
     records = load_trajectory_folder(tmp_path / "quiet")
     quiet = [t for t in records if t.label is not None and t.label.step is None]
-    assert quiet and all(t.label.fault_names == ["Cons-X"] and t.outcome == "succeeded" for t in quiet)
+    assert quiet and all(t.outcome == "succeeded" for t in quiet)
+    assert all(t in quiet for t in records if t.label and t.label.fault_names == ["Cons-X"])
     assert all(t.label.step is not None and t.outcome == "failed" for t in records if t.label and t not in quiet)
     task = trajectories(data_dir=str(tmp_path / "quiet"), score="step")
     assert not {s.id for s in task.dataset} & {t.id for t in quiet}
