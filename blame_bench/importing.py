@@ -17,9 +17,8 @@ from collections import Counter
 from pathlib import Path
 
 from blame.otlp import OUTCOMES
+from blame.own_runs import FORMATS
 from blame_bench.label import Refused, check_out, write_folder
-
-FORMATS = ("whowhen", "inspect", "otlp")
 
 
 def add_parser(data_commands: argparse._SubParsersAction) -> None:
@@ -83,18 +82,10 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _load(args: argparse.Namespace) -> list:
+    from blame.inspect_log import DEFAULT_FAILURES
+    from blame.own_runs import load_runs
     from blame.sources import user_path
 
-    path = user_path(args.path, "PATH")
-    if args.format == "whowhen":
-        from blame.history_json import load_history_folder
-
-        return load_history_folder(path)
-    if args.format == "otlp":
-        from blame.otlp import load_otlp
-
-        return load_otlp(path, outcome=args.outcome or "unknown")
-    from blame.inspect_log import DEFAULT_FAILURES, load_inspect_logs
-
-    return load_inspect_logs(path, scorer=args.scorer, failures=tuple(args.failure) or DEFAULT_FAILURES,
-                             keep_all=args.all_samples)
+    return load_runs(args.format, user_path(args.path, "PATH"), scorer=args.scorer,
+                     failures=tuple(args.failure) or DEFAULT_FAILURES, keep_all=args.all_samples,
+                     outcome=args.outcome or "unknown")

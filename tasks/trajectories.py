@@ -4,8 +4,11 @@ or your own runs (``blame data import``, ``docs/own_runs.md``).
 
     inspect eval tasks/trajectories.py -T data_dir=DIR --model offline/random
     inspect eval tasks/trajectories.py -T data_dir=DIR -T solver=online_auditor --model offline/random
+    inspect eval tasks/trajectories.py -T data_dir=traces.jsonl -T format=otlp --model offline/random
 
 Task arguments: ``data_dir`` (required: the folder, relative to the folder the command runs in),
+``format`` (read ``data_dir`` as your own runs in an import format instead, ``whowhen``, ``inspect``
+or ``otlp``, with ``blame data import``'s defaults: :mod:`blame.own_runs`),
 ``solver`` (a registered solver name; ``--solver`` also works), ``with_reference_answer`` (show
 each record's reference answer; off by default, the log records it), ``allow_mixed_labels``
 (evaluate a folder holding both human and silver labels; refused otherwise), ``score`` (``vector`` or
@@ -47,6 +50,7 @@ from blame.schema import Trajectory, label_source
 from blame.sources import user_path
 from blame.state import KNOWN_FAILURE, task_framing
 from blame.fetch import sha256
+from blame.own_runs import FORMATS, load_runs, source_files
 from blame.trajectory_folder import DATA_GLOB, load_trajectory_folder
 from scorers.attribution import attribution, attribution_metrics
 from scorers.auditing import auditing
@@ -62,6 +66,7 @@ def trajectories(
     with_reference_answer: bool = False,
     allow_mixed_labels: bool = False,
     score: str | None = None,
+    format: str | None = None,
     **kwargs: Any,
 ) -> Task:
     """The trajectories of a folder (``-T data_dir=DIR``), scored by their label kind."""
@@ -69,13 +74,21 @@ def trajectories(
     data_dir = as_optional_str("data_dir", data_dir)
     if data_dir is None:
         raise invalid_argument("data_dir", data_dir, "a folder of trajectories (-T data_dir=DIR), written by "
-                               "`blame data export` or `blame label`")
+                               "`blame data export`, `blame label` or `blame data import`, or your own runs "
+                               "with -T format=whowhen|inspect|otlp")
     with_reference_answer = as_bool("with_reference_answer", with_reference_answer)
     allow_mixed_labels = as_bool("allow_mixed_labels", allow_mixed_labels)
     if score is not None:
         score = as_choice("score", score, SCORES)
+    if format is not None:
+        format = as_choice("format", format, FORMATS)
     folder = load_data(user_path, data_dir, "The data_dir argument")
-    records = load_data(load_trajectory_folder, folder)
+    if format is None:
+        records = load_data(load_trajectory_folder, folder)
+        files = sorted(folder.glob(DATA_GLOB))
+    else:
+        records = load_data(load_runs, format, folder)
+        files = source_files(format, folder)
     if not records:
         raise invalid_argument("data_dir", data_dir, "a folder holding trajectories (it holds none)")
     kinds = sorted({t.label_kind for t in records})
@@ -95,7 +108,8 @@ def trajectories(
                        with_reference_answer=with_reference_answer, metrics=metrics)
     built.metadata = {**(built.metadata or {}), "datasets": {}, "trajectory_folder": {
         "path": str(folder),
-        "files": {str(path.relative_to(folder)): sha256(path) for path in sorted(folder.glob(DATA_GLOB))},
+        "files": {(path.name if path == folder else str(path.relative_to(folder))): sha256(path) for path in files},
+        "format": format or "trajectory folder",
         "trajectories": len(records),
         "label_kind": kinds[0],
         "label_sources": {source: n for source, n in sorted(sources.items())},

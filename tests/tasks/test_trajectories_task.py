@@ -127,3 +127,30 @@ def test_a_folder_written_before_outcome_still_loads(folders: dict[str, Path], t
     assert [t.outcome for t in loaded] == ["failed", "unknown", "succeeded"] and loaded[2].safe
     task = trajectories(data_dir=str(tmp_path / "old"))
     assert task.metadata[FRAMING_KEY] == UNKNOWN_OUTCOME and task.headline_metric.scorer == "auditing"
+
+
+def test_own_runs_are_read_directly_in_an_import_format(tmp_path: Path) -> None:
+    """``-T format=whowhen`` reads Who&When-style histories as ``blame data import whowhen`` does:
+    the same trajectories, framed failed (every Who&When run failed), the source files hashed; a
+    misspelt format is an argument error, a folder without such files one line."""
+    import shutil
+
+    from blame.history_json import load_history_folder
+    from blame.paths import WHO_AND_WHEN, resolve_data_dir
+    from blame.state import trajectory_from_metadata
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in ("1.json", "2.json"):
+        shutil.copy(resolve_data_dir(WHO_AND_WHEN, None) / "Hand-Crafted" / name, runs / name)
+    task = trajectories(data_dir=str(runs), format="whowhen")
+    assert [trajectory_from_metadata(s.metadata) for s in task.dataset] == load_history_folder(runs)
+    assert task.metadata[FRAMING_KEY] == KNOWN_FAILURE and _names(task) == ["attribution"]
+    record = task.metadata["trajectory_folder"]
+    assert record["format"] == "whowhen" and sorted(record["files"]) == ["1.json", "2.json"]
+    assert record["label_sources"] == {"human": 2}
+    with pytest.raises(ArgumentError, match=r"^Invalid argument format='otel': expected one of whowhen, inspect, otlp"):
+        trajectories(data_dir=str(runs), format="otel")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(PrerequisiteError, match=r"empty: no OTLP JSON Lines files \(\.jsonl, \.json\) in this folder"):
+        trajectories(data_dir=str(tmp_path / "empty"), format="otlp")
