@@ -343,13 +343,19 @@ def _write_memory(out: Path | None, argv: list[str] | None) -> int:
         "",
         *memory_table(rows),
     ]
+    if _emit(lines, out):
+        memory_figure(rows, out.parent / "long_log_memory.png")
+    return 0
+
+
+def _emit(lines: list[str], out: Path | None) -> bool:
+    """Print ``lines`` and write them to ``out`` when given; whether they were written."""
     text = "\n".join(lines) + "\n"
     print(text)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
-        memory_figure(rows, out.parent / "long_log_memory.png")
-    return 0
+    return out is not None
 
 
 def _load() -> str:
@@ -367,11 +373,7 @@ def _write_walks(out: Path | None, argv: list[str] | None) -> int:
         "",
         *walk_tables(rows),
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
+    if _emit(lines, out):
         (out.parent / f"{out.stem}.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
         walk_figure(rows, out.parent / "long_log_walks.png")
     return 0
