@@ -22,8 +22,8 @@ pytestmark = pytest.mark.local_model
 
 RUNS = {"cortex": "CR-X", "trading": "Trader-X"}
 """System -> the fault of its injected session (an agent fault, so the role's instruction reaches the model)."""
-SEED = 2
-"""The plan of seed 2 (safe share 0.5): session 0 clean, session 1 injected, for both systems."""
+SEED = 5
+"""The plan of seed 5 (safe share 0.5): session 0 clean, session 1 injected, for both systems."""
 
 
 def test_one_clean_and_one_injected_session_per_system_end_to_end(server: LocalModelServer, tmp_path: Path) -> None:

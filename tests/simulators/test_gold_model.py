@@ -66,7 +66,7 @@ from solvers import NO_MODEL, SOLVERS
 from tasks.trajectories import trajectories
 
 SYSTEMS = ("cortex", "trading")
-SEED = 19  # 6 sessions, max_faults 2, safe_share 0.3: each system has a safe run, a single agent
+SEED = 34  # 6 sessions, max_faults 2, safe_share 0.3: each system has a safe run, a single agent
 # fault, two faults with an agent step, and non-agent faults only (checked by the fixture)
 METHODS = sorted(set(SOLVERS) - set(NO_MODEL))
 DOCUMENTED = {"online_auditor": "one", "propose_verify": "one", "a2p": "one",
