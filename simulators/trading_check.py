@@ -1,15 +1,29 @@
 """The TradingAgents checker of the audit's positive control (``simulators.audit_control``): reads
 only the logged text and names the catalogue's faults that it shows, each with the turn that shows
-it."""
+it when that fault caused the failure.
+
+Which faults caused the failure is decided on the text, as ``simulators.causes`` decides it on
+the engine's reruns: the decision rules of the pipeline (the debate's cited lines, the plan's
+direction, the trader, the memory, the final rating) are recomputed with each found fault's
+logged value replaced by the value the logged facts imply (the stance the indicators, the feed,
+the fundamentals table or the served headlines give; the bull's citations that the reports hold;
+the plan, proposal or rating the rule gives), the other found faults acting as they did in the
+log (a Hold stays a Hold, a reversal a reversal). A fault is a cause when the failure needs it (a
+but-for cause), else, when no fault is, when it belongs to a minimal set of faults that fails on
+its own; a fault that caused nothing keeps its vector bit and names no turn. Where the log does
+not say how a faulty agent would have acted on other inputs (a Hold or a reversal it never had to
+choose), the rerun counts as a failure."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
 
 from blame.schema import Step
-from simulators.trading_data import LESSONS, RATINGS
-from simulators.trading_roles import BOLD, expected_rating
+from simulators.trading_data import LESSONS, RATINGS, growth_stance, headline_tone, news_stance, regime
+from simulators.trading_roles import BOLD, expected_rating, sign
 
 
 def _first(steps: Sequence[Step], test: Callable[[Step], bool]) -> Step | None:
@@ -45,7 +59,8 @@ def trading_faults(steps: Sequence[Step]) -> dict[str, int | None]:
     judge's winner against the number of data lines each side cites; the trader against the plan; who
     spoke in the risk rounds and what the conservative analyst argued; the memory's lessons on the
     session's ticker; the final rating against the decision rule on the plan, the proposal, the
-    risk team and the memory."""
+    risk team and the memory. An agent fault names its turn only when it caused the failure (the
+    module docstring)."""
     found: dict[str, int | None] = {}
     turns: dict[str, list[Step]] = {}
     for s in steps:
@@ -70,12 +85,11 @@ def trading_faults(steps: Sequence[Step]) -> dict[str, int | None]:
     news = first.get("news_analyst")
     tool = _first(steps, lambda s: s.kind == "tool_result" and s.content.startswith("## ") and " News, week" in s.content
                   and not s.content.startswith("## Global"))
+    served = re.findall(r"^### (.*) \(source: ", tool.content, re.MULTILINE) if tool is not None else []
     if news is not None and tool is not None:
-        titles = set(re.findall(r"^### (.*) \(source: ", tool.content, re.MULTILINE))
-        if any(line not in titles for line in re.findall(r"^- (.*) \([^()]*\)\.$", news.content, re.MULTILINE)):
+        if any(line not in served for line in re.findall(r"^- (.*) \([^()]*\)\.$", news.content, re.MULTILINE)):
             found["News-X"] = news.index
-    reports = "\n".join(first[a].content for a in ("market_analyst", "social_media_analyst", "news_analyst",
-                                                   "fundamentals_analyst") if a in first)
+    reports = "\n".join(first[a].content for a in ANALYSTS if a in first)
     for bull in turns.get("bull_researcher", []):
         if any(claim not in reports for _, claim in _CITATION.findall(bull.content)):
             found["BullRes-X"] = bull.index
@@ -114,4 +128,121 @@ def trading_faults(steps: Sequence[Step]) -> dict[str, int | None]:
         sound = expected_rating(rated, _direction(rated), action, _direction(action), stances, reverse)  # type: ignore[arg-type]
         if _direction(rating) != _direction(sound):
             found["RiskMgr-X"] = final.index  # type: ignore[union-attr]
+    if rating in RATINGS and rated in RATINGS and action in RATINGS:
+        log = Log(net=net, invented=len({c for c in sides["bull"] if c[1] not in reports}), plan=_direction(rated),
+                  trade=_direction(action), final=_direction(rating),  # type: ignore[arg-type]
+                  stances=_stances(steps, first, served))
+        causes = caused(log, found)
+        found = {f: step if f in causes else None for f, step in found.items()}
     return found
+
+
+# --- which found faults caused the failure ---------------------------------------------------
+
+ANALYSTS = ("market_analyst", "social_media_analyst", "news_analyst", "fundamentals_analyst")
+ANALYST_FAULTS = {"Market-X": "market_analyst", "Fund-X": "fundamentals_analyst", "News-X": "news_analyst"}
+DECIDING = ("Market-X", "Fund-X", "News-X", "BullRes-X", "ResMgr-X", "Trader-X", "Mem-X", "RiskMgr-X")
+"""The faults that can turn the final rating's direction (the others change who speaks or a
+risk view, which never moves it)."""
+_STANCE = re.compile(r"\b(bullish|neutral|bearish)\.\s*$")
+_INDICATOR = re.compile(r"^(close_50_sma|close_200_sma|rsi|macdh|close): (-?[\d.]+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Log:
+    """What the counterfactual reads off the log: the debate's net cited lines and the bull's
+    citations no report holds; the directions of the plan, the proposal and the final rating; per
+    analyst that ran, (its report's data lines, the stance it wrote, the stance its data give)."""
+
+    net: int
+    invented: int
+    plan: int
+    trade: int
+    final: int
+    stances: dict[str, tuple[int, int, int | None]]
+
+
+def _stances(steps: Sequence[Step], first: dict[str, Step], served: list[str]) -> dict[str, tuple[int, int, int | None]]:
+    """Per analyst that ran: (data lines, the stance its report states, the stance its logged data
+    give: the indicators' regime, the feed's counts, the revenue growth, the headlines' tones)."""
+    tool = {s.agent: s.content for s in steps if s.kind == "tool_result" and s.content.startswith(("## Indicators", "Revenue growth"))}
+    feed = _first(steps, lambda s: s.content.startswith("Pre-fetched social feed"))
+    data: dict[str, int | None] = {}
+    readings = {k: float(v) for k, v in _INDICATOR.findall(tool.get("market_analyst", ""))}
+    if len(readings) == 5:
+        data["market_analyst"] = regime({"close": readings["close"], "sma50": readings["close_50_sma"],
+                                         "sma200": readings["close_200_sma"], "macdh": readings["macdh"],
+                                         "rsi": readings["rsi"]})
+    counts = re.search(r"Bullish: (\d+) · Bearish: (\d+)", feed.content) if feed else None
+    if counts:
+        bull, bear = int(counts.group(1)), int(counts.group(2))
+        data["social_media_analyst"] = 1 if bull >= 2 * bear else -1 if bear >= 2 * bull else 0
+    growth = re.search(r"^Revenue growth \(YoY\): (-?[\d.]+)%", tool.get("fundamentals_analyst", ""), re.MULTILINE)
+    if growth:
+        data["fundamentals_analyst"] = growth_stance(float(growth.group(1)))
+    tones = [headline_tone(title) for title in served]
+    if served and None not in tones:
+        data["news_analyst"] = news_stance(tones)  # type: ignore[arg-type]
+    out = {}
+    for agent in ANALYSTS:
+        stated = _STANCE.search(first[agent].content) if agent in first else None
+        if stated:
+            word = {"bullish": 1, "neutral": 0, "bearish": -1}[stated.group(1)]
+            out[agent] = (len(re.findall(r"^- ", first[agent].content, re.MULTILINE)), word, data.get(agent))
+    return out
+
+
+def _either(options: set[int], step: Callable[[int], set[int]]) -> set[int]:
+    return {d for option in options for d in step(option)}
+
+
+def directions(log: Log, found: set[str], active: frozenset[str]) -> set[int] | None:
+    """The final rating's possible directions with only ``active`` of the ``found`` faults acting
+    (None when the log does not give a removed fault's clean value)."""
+    net = log.net - (log.invented if "BullRes-X" in found - active else 0)
+    for fault in found - active:
+        if fault in ANALYST_FAULTS:
+            lines, stated, clean = log.stances.get(ANALYST_FAULTS[fault], (0, 0, 0))
+            if clean is None:
+                return None
+            net -= (stated - clean) * lines
+    plans = {sign(net)}
+    if "ResMgr-X" in active:  # crowns the weaker side or calls it even
+        plans = (({0} if log.plan == 0 else {-sign(net)}) if log.net else {0, -sign(net)}) if net else \
+            ({log.plan} if log.net == 0 else {1, -1})
+    trades = plans
+    if "Trader-X" in active:  # against the plan: the opposite, or Hold
+        trades = _either(plans, lambda p: (({0} if log.trade == 0 else {-p}) if log.plan else {0, -p}) if p else
+                         ({log.trade} if log.plan == 0 else {1, -1}))
+    reverse = -1 if "Mem-X" in active else 1
+    sounds = {reverse * t for t in trades}
+    logged_sound = -log.trade if "Mem-X" in found else log.trade
+    if "RiskMgr-X" in active:  # against the sound rating: a reversal, or Hold
+        return _either(sounds, lambda d: (({0} if log.final == 0 else {-d}) if logged_sound else {0, -d}) if d else
+                       ({log.final} if logged_sound == 0 else {1, -1}))
+    return sounds
+
+
+def caused(log: Log, found: dict[str, int | None]) -> set[str]:
+    """The found faults that caused the failure (none when the text shows no failure)."""
+    deciding = {f for f in found if f in DECIDING}
+    evidence = directions(log, deciding, frozenset())
+    if evidence is None or len(evidence) != 1:
+        return set(found)
+    truth = evidence.pop()
+
+    def fails(active: frozenset[str]) -> bool:
+        finals = directions(log, deciding, active)
+        return finals is None or any(d * truth < 0 for d in finals)
+
+    if not fails(frozenset(deciding)):
+        return set()
+    but_for = {f for f in deciding if not fails(frozenset(deciding - {f}))}
+    if but_for:
+        return but_for
+    sufficient: list[frozenset[str]] = []
+    for size in range(1, len(deciding)):
+        for subset in map(frozenset, combinations(sorted(deciding), size)):
+            if not any(s <= subset for s in sufficient) and fails(subset):
+                sufficient.append(subset)
+    return set().union(*sufficient) if sufficient else deciding

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import random
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -188,16 +189,45 @@ def headline(template: tuple[str, str] | str, scenario: dict[str, Any], rng: ran
     return title.format(**values), rng.choice(PUBLISHERS), summary.format(**values)
 
 
+def _tone_pattern(template: str) -> re.Pattern[str]:
+    names = "|".join(map(re.escape, [*TICKERS.values(), *TICKERS]))
+    slots = {"name": f"(?:{names})", "ticker": f"(?:{names})", "a": r"[\d.]+", "b": r"[\d.]+", "k": r"\d+"}
+    return re.compile("".join(slots[part[1:-1]] if part.startswith("{") else re.escape(part)
+                              for part in re.split(r"(\{\w+\})", template)) + "$")
+
+
+TONES = [(_tone_pattern(title), tone) for tone, pool in NEWS.items() for title, _ in pool] + [
+    (_tone_pattern(title), -1) for title in SCANDALS]
+"""What a reader takes from a headline: good news (+1), routine news (0), bad news or a scandal (-1)."""
+
+
+def headline_tone(title: str) -> int | None:
+    """The tone of a served headline (None for a headline of no known kind)."""
+    return next((tone for pattern, tone in TONES if pattern.match(title)), None)
+
+
+def news_stance(tones: list[int]) -> int:
+    """The news analyst's stance from the tones of the items the news tool served: the sign of
+    their sum (more good items than bad: bullish)."""
+    return (sum(tones) > 0) - (sum(tones) < 0)
+
+
 def _news_items(scenario: dict[str, Any], rng: random.Random) -> list[tuple[str, str, str]]:
-    """Two to four items of the week, most of them of the news stance (a scandal now and then)."""
-    stance, items = scenario["news"], []
-    while len(items) < scenario["news_count"]:
-        own = stance if rng.random() < 0.75 else rng.choice([-1, 0, 1])
-        pool = [*NEWS[own], *(SCANDALS if own < 0 and rng.random() < 0.3 else [])]
-        item = headline(rng.choice(pool), scenario, rng)
-        if all(item[0] != other[0] for other in items):
-            items.append(item)
-    return items
+    """Two to four items of the week, most of them of the news stance (a scandal now and then),
+    drawn again until their tones give the stance (:func:`news_stance`)."""
+    stance = scenario["news"]
+    while True:
+        items: list[tuple[str, str, str]] = []
+        tones: list[int] = []
+        while len(items) < scenario["news_count"]:
+            own = stance if rng.random() < 0.75 else rng.choice([-1, 0, 1])
+            pool = [*NEWS[own], *(SCANDALS if own < 0 and rng.random() < 0.3 else [])]
+            item = headline(rng.choice(pool), scenario, rng)
+            if all(item[0] != other[0] for other in items):
+                items.append(item)
+                tones.append(own)
+        if news_stance(tones) == stance:
+            return items
 
 
 def growth_stance(growth: float) -> int:
