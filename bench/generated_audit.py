@@ -6,8 +6,9 @@ temporary folder, exactly as ``blame generate`` does; the folder is read back, a
 (:func:`simulators.audit.audit`, definitions in ``docs/generated_audit.md``), and the card's
 validity section is checked to equal the recomputation. The report states each target as met or
 missed (the targets are ``simulators.audit``'s constants): every shortcut at most 70% and at most
-25 points above the majority, the fault-free-prefix classifier within 5 points of the majority,
-the positive control at least 95%. It records the figures, it does not require them.
+25 points above the majority, the fault-free-prefix classifier at most 5 points above the better
+of the majority and the prefix's shape, the clean-twin classifier at most 5 points above the
+majority, the positive control at least 95%. It records the figures, it does not require them.
 
     .venv/bin/python bench/generated_audit.py --out results/generated_audit.md   # about 10 minutes
     .venv/bin/python bench/generated_audit.py --sessions 100 --options default --out /tmp/a.md   # quick check
@@ -35,16 +36,15 @@ TARGETS = {"exact_vector": "exact vector", "step_agent": "step+agent"}
 def measure(system: str, sessions: int, seed: int, options: dict[str, Any]) -> dict[str, Any]:
     """One folder: generate it (its card included), read it back and audit it (timed together), and
     compare the audit with its card."""
-    from blame.trajectory_folder import load_trajectory_folder
     from simulators import generate
-    from simulators.audit import audit, validity_section, verdicts
+    from simulators.audit_report import validity_section, verdicts
+    from simulators.dataset import audit_folder
 
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         generate(system, sessions, seed, Path(tmp) / "out", **options)
         generated = time.perf_counter()
-        records = load_trajectory_folder(Path(tmp) / "out")
-        figures = audit(records)
+        figures = audit_folder(Path(tmp) / "out")
         audited = time.perf_counter()
         card = (Path(tmp) / "out" / "README.md").read_text(encoding="utf-8")
     return {"system": system, "sessions": sessions, "seed": seed, "options": options, "figures": figures,
@@ -66,11 +66,11 @@ def _met(verdict: bool | None) -> str:
 
 
 def summary_rows(rows: list[dict[str, Any]]) -> list[str]:
-    """One line per folder: targets met, the strongest shortcut, the prefix classifier, the control."""
+    """One line per folder: targets met, the strongest shortcut, the prefix and twin classifiers, the control."""
     lines = ["| options | system | sessions | shortcut targets met | strongest shortcut (accuracy %, majority %) | "
-             "fault-free prefix % (majority %, position alone %) | positive control % (exact vector, step+agent) | "
-             "card = recomputation "
-             "| generate s | read back and audit s |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "fault-free prefix % (majority %, its shape %), beyond its shape | clean twin % (majority %) | "
+             "positive control % (exact vector, step+agent) | card = recomputation | generate s | read back and audit s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         f, met = row["figures"], row["verdicts"]
         shortcuts = {k: v for k, v in met.items() if k.startswith(("exact_vector/", "step_agent/"))}
@@ -78,22 +78,22 @@ def summary_rows(rows: list[dict[str, Any]]) -> list[str]:
                   if f[k.split("/")[0]][k.split("/")[1]]["accuracy"] is not None]
         best_acc, best = max(scored) if scored else (None, "–")
         base = f[best.split("/")[0]]["majority"]["accuracy"] if scored else None
-        prefix = f["fault_free_prefix"]
+        prefix, twin = f["fault_free_prefix"], f["clean_twin"]
         control = f["positive_control"] or {"exact_vector": {"accuracy": None}, "step_agent": {"accuracy": None}}
         lines.append(
             f"| {row['option_set']} | {row['system']} | {row['sessions']:,} | "
             f"{sum(v is True for v in shortcuts.values())} of {sum(v is not None for v in shortcuts.values())} | "
             f"{_named(best)} ({_pct(best_acc)}, {_pct(base)}) | "
             f"{_pct(prefix['classifier']['accuracy'])} ({_pct(prefix['majority']['accuracy'])}, "
-            f"{_pct(prefix['position']['accuracy'])}) {_met(met['fault_free_prefix'])}; beyond position "
-            f"{_met(met['fault_free_prefix/beyond_position'])} | "
+            f"{_pct(prefix['position']['accuracy'])}) {_met(met['fault_free_prefix/beyond_position'])} | "
+            f"{_pct(twin['classifier']['accuracy'])} ({_pct(twin['majority']['accuracy'])}) {_met(met['clean_twin'])} | "
             f"{_pct(control['exact_vector']['accuracy'])}, {_pct(control['step_agent']['accuracy'])} | "
             f"{'yes' if row['card_matches'] else '**no**'} | {row['generate_s']:.0f} | {row['audit_s']:.0f} |")
     return lines
 
 
 def report(rows: list[dict[str, Any]], command: str) -> str:
-    from simulators.audit import validity_section
+    from simulators.audit_report import validity_section
 
     missed = sum(v is False for row in rows for v in row["verdicts"].values())
     lines = [

@@ -39,12 +39,18 @@ the same records give the same figures. Conventions:
   ``failures`` and the session's first difference with its clean twin. A rule that finds no step answers nothing (wrong).
 - ``fault_free_prefix``: a bag-of-words classifier of the fault id from the steps before the
   session's first difference with its clean twin (``meta["first_difference"]``), faulty
-  sessions only; beside it ``position``, what the place of the injection alone tells: the train
-  half's most frequent fault id among sessions whose prefix ends with a step of the same speaker
-  and kind (``start`` for an empty prefix; the majority when none). Its verdict
-  ``fault_free_prefix/beyond_position``: the classifier at most 5 points above the better of the
-  majority and ``position`` (the prefix's words say nothing about the fault beyond where it sits,
-  which the step-position and structure shortcuts audit).
+  sessions only; beside it ``position``, what the place of the injection alone tells: the same
+  classifier on the prefix's shape only (:func:`structure_features` of the prefix: its length,
+  speakers, kinds and length bins, no words). The prefix ends where the fault sits, so it names
+  the faulty role's turn whenever roles speak at different places; that place is audited on
+  step+agent (position prior, structure). The verdict ``fault_free_prefix/beyond_position``: the
+  classifier at most 5 points above the better of the majority and ``position`` (the prefix's
+  words say nothing about the fault beyond where it sits). The classifier against the majority
+  alone is reported, never a verdict.
+- ``clean_twin``: the bag-of-words classifier of the fault id from a faulty session's whole clean
+  twin (same scenario and seeds, no fault: what the scenario's preparation tells), over the
+  faulty sessions whose twin is given. Verdict: at most 5 points above the majority (None with no
+  twin).
 - ``variety`` (whole folder): agent turns, distinct agent turns, distinct number-masked agent
   turns (templates) and word types (number-masked words of every step).
 - Clustering: each accuracy comes with the design effect of its per-session correctness over
@@ -85,7 +91,8 @@ GTOL = 1e-3
 MIN_SUPPORT = 2
 SHORTCUT_CAP, ABOVE_MAJORITY_CAP, PREFIX_MARGIN, CONTROL_FLOOR = 0.70, 0.25, 0.05, 0.95
 """Targets: every shortcut at most 70% and at most 25 points above the majority; the fault-free
-prefix classifier within 5 points of the majority; the positive control at least 95%."""
+prefix classifier at most 5 points above the better of the majority and the prefix's shape, the
+clean-twin classifier at most 5 points above the majority; the positive control at least 95%."""
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _WORD = re.compile(r"[a-z]+|#")
@@ -329,12 +336,6 @@ def novel_turn(t: Trajectory, safe_turns: set[str]) -> int:
     return next((s.index for s in t.steps if s.kind == "agent" and masked(s.content) not in safe_turns), -1)
 
 
-def injection_place(t: Trajectory) -> str:
-    """Speaker and kind of the last step before the first difference (``start`` when none)."""
-    first = int(t.meta["first_difference"])
-    return f"{t.steps[first - 1].agent}:{t.steps[first - 1].kind}" if first > 0 else "start"
-
-
 def _prior_step(t: Trajectory, counts: Counter[int]) -> int:
     return max(range(len(t.steps)), key=lambda i: (counts[i], -i), default=-1)
 
@@ -365,23 +366,28 @@ def _figure(predicted: Sequence[Hashable], truth: Sequence[Hashable], clusters: 
             "design_effect": deff, "effective_sessions": None if deff is None else len(correct) / deff}
 
 
-def audit(records: Iterable[Trajectory], seed: int = SEED) -> dict[str, Any]:
+def audit(records: Iterable[Trajectory], seed: int = SEED, twins: Iterable[Trajectory] = ()) -> dict[str, Any]:
     """The validity figures of a folder's records (module docstring), on :class:`Sample`'s
-    bounded sample of them (every record up to ``SAMPLE``)."""
+    bounded sample of them (every record up to ``SAMPLE``); ``twins`` are the folder's clean twins
+    (``meta["twin_of"]`` names the session)."""
     sample = Sample(seed)
     for t in records:
         sample.add(t)
+    for twin in twins:
+        sample.add_twin(twin)
     return sample.figures()
 
 
 class Sample:
     """The at most ``SAMPLE`` records with the smallest ``sha256("<seed>:sample:<id>")``, kept
     as the records stream past (memory bounded in their number; the same records in any order
-    give the same sample). ``seen`` counts every record added."""
+    give the same sample), with the clean twins of the kept ones. ``seen`` counts every record
+    added."""
 
     def __init__(self, seed: int = SEED) -> None:
         self.seed, self.seen = seed, 0
         self._heap: list[tuple[int, str, Trajectory]] = []
+        self._twins: dict[str, Trajectory] = {}
 
     def add(self, t: Trajectory) -> None:
         self.seen += 1
@@ -389,16 +395,25 @@ class Sample:
         if len(self._heap) < SAMPLE:
             heapq.heappush(self._heap, (key, t.id, t))
         elif key > self._heap[0][0]:
-            heapq.heapreplace(self._heap, (key, t.id, t))
+            _, dropped, _ = heapq.heapreplace(self._heap, (key, t.id, t))
+            self._twins.pop(dropped, None)
+
+    def add_twin(self, twin: Trajectory) -> None:
+        """Keep ``twin`` when the session it is the twin of is in the sample (add that session first)."""
+        of = twin.meta.get("twin_of")
+        if of in {kept for _, kept, _ in self._heap}:
+            self._twins[str(of)] = twin
 
     def figures(self) -> dict[str, Any]:
         """:func:`audit`'s figures of the sample, with ``folder_sessions``: every record seen."""
         train, test = split([t for _, _, t in self._heap], self.seed)
-        return {**evaluate(train, test, self.seed), "folder_sessions": self.seen}
+        return {**evaluate(train, test, self.seed, self._twins), "folder_sessions": self.seen}
 
 
-def evaluate(train: Sequence[Trajectory], test: Sequence[Trajectory], seed: int = SEED) -> dict[str, Any]:
-    """:func:`audit`'s figures for a given split (variety and the control over both halves)."""
+def evaluate(train: Sequence[Trajectory], test: Sequence[Trajectory], seed: int = SEED,
+             twins: dict[str, Trajectory] | None = None) -> dict[str, Any]:
+    """:func:`audit`'s figures for a given split (variety and the control over both halves);
+    ``twins`` maps a faulty session's id to its clean twin."""
     from simulators.audit_control import control_answers
 
     records = [*train, *test]
@@ -450,21 +465,28 @@ def evaluate(train: Sequence[Trajectory], test: Sequence[Trajectory], seed: int 
 
     prefix_of = lambda t: set().union(*per_step[t.id][:t.meta["first_difference"]])  # noqa: E731
     top_fault = majority(fault_id(t) for t in faulty_train)
-    by_place: dict[str, list[str]] = {}
-    for t in faulty_train:
-        by_place.setdefault(injection_place(t), []).append(fault_id(t))
+    shape_before = lambda t: structure_features(t.steps[:t.meta["first_difference"]])  # noqa: E731
     prefix = figures(faulty, fault_id, {
         "majority": [top_fault] * len(faulty),
         "classifier": classify([prefix_of(t) for t in faulty_train], [fault_id(t) for t in faulty_train],
                                [prefix_of(t) for t in faulty], seed),
-        "position": [majority(by_place[injection_place(t)]) if injection_place(t) in by_place else top_fault
-                     for t in faulty],
+        "position": classify([shape_before(t) for t in faulty_train], [fault_id(t) for t in faulty_train],
+                             [shape_before(t) for t in faulty], seed),
+    })
+
+    twins = twins or {}
+    twin_words = lambda t: set().union(*(step_features(s) for s in twins[t.id].steps))  # noqa: E731
+    twinned_train, twinned = [t for t in faulty_train if t.id in twins], [t for t in faulty if t.id in twins]
+    clean_twin = figures(twinned, fault_id, {
+        "majority": [majority(fault_id(t) for t in twinned_train)] * len(twinned),
+        "classifier": classify([twin_words(t) for t in twinned_train], [fault_id(t) for t in twinned_train],
+                               [twin_words(t) for t in twinned], seed),
     })
 
     turns = [s.content for t in records for s in t.steps if s.kind == "agent"]
     return {
         "seed": seed, "sessions": len(records), "train": len(train), "test": len(test),
-        "exact_vector": exact, "step_agent": step, "fault_free_prefix": prefix,
+        "exact_vector": exact, "step_agent": step, "fault_free_prefix": prefix, "clean_twin": clean_twin,
         "keywords": keywords,
         "variety": {"agent_turns": len(turns), "distinct_agent_turns": len(set(turns)),
                     "agent_turn_templates": len({masked(x) for x in turns}),
@@ -481,91 +503,3 @@ def _control(records: Sequence[Trajectory], answers: list[tuple[tuple[str, ...],
     step = [a[1] == step_agent(t) for a, t in zip(answers, records) if step_agent(t)]
     return {"exact_vector": {"accuracy": sum(exact) / len(exact) if exact else None, "n": len(exact)},
             "step_agent": {"accuracy": sum(step) / len(step) if step else None, "n": len(step)}}
-
-
-def _cell(value: float | None, digits: int = 1, scale: float = 100.0) -> str:
-    return "–" if value is None else f"{scale * value:.{digits}f}"
-
-
-def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{_cell(value)}%"
-
-
-def verdicts(figures: dict[str, Any]) -> dict[str, bool | None]:
-    """Each target of the module's constants: met (True), missed (False), nothing to score (None)."""
-    out: dict[str, bool | None] = {}
-    for target in ("exact_vector", "step_agent"):
-        base = figures[target]["majority"]["accuracy"]
-        for name, figure in figures[target].items():
-            if name != "majority":
-                acc = figure["accuracy"]
-                out[f"{target}/{name}"] = None if acc is None else (
-                    acc <= SHORTCUT_CAP and acc - base <= ABOVE_MAJORITY_CAP)
-    prefix = figures["fault_free_prefix"]
-    acc, base = prefix["classifier"]["accuracy"], prefix["majority"]["accuracy"]
-    out["fault_free_prefix"] = None if acc is None else abs(acc - base) <= PREFIX_MARGIN
-    place = prefix["position"]["accuracy"]
-    out["fault_free_prefix/beyond_position"] = None if acc is None else acc - max(base, place) <= PREFIX_MARGIN
-    control_figures = figures["positive_control"]
-    if control_figures is not None:
-        out["positive_control/exact_vector"] = control_figures["exact_vector"]["accuracy"] >= CONTROL_FLOOR
-        step_acc = control_figures["step_agent"]["accuracy"]
-        out["positive_control/step_agent"] = None if step_acc is None else step_acc >= CONTROL_FLOOR
-    return out
-
-
-def validity_section(figures: dict[str, Any]) -> str:
-    """The card's Markdown section for :func:`audit`'s figures."""
-    met = verdicts(figures)
-    whole = figures.get("folder_sessions", figures["sessions"])
-    sampled = "" if whole == figures["sessions"] else (f" (a sample of {figures['sessions']:,} of its {whole:,} "
-                                                       "sessions, chosen by a seeded hash of the id)")
-    mark = {True: "yes", False: "**no**", None: "–"}
-    lines = [
-        "## Validity (the generator's self-audit)", "",
-        f"Shortcuts that never check content against the scenario, trained on one half of the folder{sampled} "
-        f"({figures['train']} sessions) and scored on the other ({figures['test']}), split by session with seed "
-        f"{figures['seed']}; accuracy in %, beside the majority answer of the train half. Targets: every shortcut "
-        f"at most {SHORTCUT_CAP:.0%} and at most {ABOVE_MAJORITY_CAP * 100:.0f} points above the majority; the "
-        f"fault-free-prefix classifier within {PREFIX_MARGIN * 100:.0f} points of the majority; the positive "
-        f"control at least {CONTROL_FLOOR:.0%}. Design effect over problem types and effective sessions beside "
-        "each figure. Definitions: BLAME-bench's docs/generated_audit.md.", "",
-        "| target | method | sessions | accuracy % | above majority (points) | within target | design effect | "
-        "effective sessions |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for target, key in (("exact vector", "exact_vector"), ("step+agent", "step_agent"),
-                        ("fault id (fault-free prefix)", "fault_free_prefix")):
-        base = figures[key]["majority"]["accuracy"]
-        for name, f in figures[key].items():
-            above = None if f["accuracy"] is None or base is None else f["accuracy"] - base
-            verdict = "" if name in ("majority", "position") else mark[
-                met[key if key == "fault_free_prefix" else f"{key}/{name}"]]
-            lines.append(f"| {target} | {name.replace('_', ' ')} | {f['n']} | {_cell(f['accuracy'])} | "
-                         f"{'' if name == 'majority' else _cell(above)} | {verdict} | {_cell(f['design_effect'], 2, 1)} | "
-                         f"{_cell(f['effective_sessions'], 0, 1)} |")
-    prefix = figures["fault_free_prefix"]
-    lines += ["", f"Fault-free prefix beyond the injection's position: classifier {_percent(prefix['classifier']['accuracy'])}"
-              f", position alone {_percent(prefix['position']['accuracy'])}, majority "
-              f"{_percent(prefix['majority']['accuracy'])}: at most {PREFIX_MARGIN * 100:.0f} points above the better "
-              f"of the two ({mark[met['fault_free_prefix/beyond_position']]})."]
-    control_figures = figures["positive_control"]
-    if control_figures is None:
-        lines += ["", "Positive control: no text checker for this system."]
-    else:
-        exact, step = control_figures["exact_vector"], control_figures["step_agent"]
-        lines += ["", "Positive control (a checker that reads only the logged text and compares it with the scenario "
-                  "facts the log states, written from the fault catalogue; every session, no training): exact vector "
-                  f"{_percent(exact['accuracy'])} of {exact['n']} ({mark[met['positive_control/exact_vector']]}), "
-                  f"step+agent {_percent(step['accuracy'])} of {step['n']} ({mark[met['positive_control/step_agent']]})."]
-    v = figures["variety"]
-    shown = ", ".join(f"`{w}`" for w in figures["keywords"][:12])
-    more = len(figures["keywords"]) - 12
-    lines += [
-        "", f"- variety: {v['agent_turns']} agent turns, {v['distinct_agent_turns']} distinct, "
-        f"{v['agent_turn_templates']} distinct with numbers masked; {v['word_types']} word types; "
-        f"{v['problem_types']} problem types",
-        f"- keywords mined from the train half (in faulty turns, never in a clean step): {len(figures['keywords'])}"
-        + (f" ({shown}{f', {more} more' if more > 0 else ''})" if shown else ""),
-    ]
-    return "\n".join(lines)

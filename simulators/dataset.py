@@ -37,8 +37,9 @@ from typing import Any
 
 from blame.arguments import invalid_argument
 from blame.schema import FaultLabel, LabelProvenance, ListedFailure, Trajectory
-from blame.trajectory_folder import FolderWriter
-from simulators.audit import Sample, validity_section
+from blame.trajectory_folder import FolderWriter, load_trajectory_folder
+from simulators.audit import Sample, audit
+from simulators.audit_report import validity_section
 from simulators.causes import Causes, analyse, trivial
 from simulators.engine import (
     Fault,
@@ -420,6 +421,13 @@ TWINS = "clean_twins"
 """The sub-folder holding each faulty session's clean twin (a trajectory folder of its own)."""
 
 
+def audit_folder(out: str | Path) -> dict[str, Any]:
+    """The self-audit recomputed from a folder on disk: its records and its clean twins, as the
+    card's validity section was computed while it was written."""
+    twins = Path(out) / TWINS
+    return audit(load_trajectory_folder(out), twins=load_trajectory_folder(twins) if twins.is_dir() else ())
+
+
 def export(system: System, records: Iterable[Trajectory], summary: dict[str, Any], out: str | Path,
            twins: Sequence[Trajectory] = ()) -> Path:
     """Write the records as a trajectory folder whose card holds :func:`card_text` and the
@@ -446,6 +454,7 @@ def _write(system: System, seed: int, pairs: Iterable[tuple[Trajectory | None, T
                     sample.add(record)
                 if twin is not None:
                     twins.add(twin)
+                    sample.add_twin(twin)
             summary = summarise(tally)
             if twins.count:
                 twins.finish(f"{title}: clean twins", f"The clean twin of each faulty session of the folder above "

@@ -19,8 +19,10 @@ def test_the_report_records_the_command_every_verdict_and_that_each_card_matches
         ("default", "trading", {}), ("max-faults-2", "trading", {"max_faults": 2})]
     for row in rows:
         assert row["card_matches"] is True and row["figures"]["sessions"] == 16
-        assert set(row["verdicts"]) >= {"exact_vector/bag_of_words", "step_agent/novel_turn", "fault_free_prefix",
+        assert set(row["verdicts"]) >= {"exact_vector/bag_of_words", "step_agent/novel_turn",
+                                        "fault_free_prefix/beyond_position", "clean_twin",
                                         "positive_control/exact_vector"}
+        assert row["figures"]["clean_twin"]["classifier"]["n"] > 0  # the twins were read back
     missed = sum(v is False for r in rows for v in r["verdicts"].values())
     assert f"Targets missed: {missed} of " in text
     assert "| default | trading | 16 | " in text and "| max-faults-2 | trading | 16 | " in text

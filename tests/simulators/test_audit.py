@@ -19,12 +19,11 @@ from simulators.audit import (
     masked,
     mined_keywords,
     split,
-    validity_section,
-    verdicts,
     words,
 )
+from simulators.audit_report import validity_section, verdicts
 from simulators.audit_control import CHECKERS
-from simulators.dataset import generate_records
+from simulators.dataset import TWINS, audit_folder, generate_records
 from simulators.registry import systems
 
 SPEC = SystemSpec(name="toy", components=[Component(id="a", name="A", kind="agent"),
@@ -130,35 +129,54 @@ def prefix_session(number: int, name: str, position: int, opening: str = PLAIN) 
 
 
 def test_a_prefix_without_signal_stays_at_the_majority_and_one_with_signal_does_not() -> None:
-    """Train F, F, F, F, G, G; test F, F, G (majority F: 2/3). With the word storm opening every G
-    session (before its first difference) the prefix classifier gets all three. Every prefix ends
-    with a step of speaker a (kind agent): the position alone answers the majority, F."""
+    """Train F, F, F, F, G, G; test F, F, G (majority F: 2/3), every fault at step 3 (one prefix
+    shape: the position answers the majority). With the word storm opening every G session (before
+    its first difference) the prefix classifier gets all three."""
     names = ["F", "F", "F", "F", "G", "G"]
-    positions = [1, 3, 2, 4, 3, 2]
-    blind = evaluate([prefix_session(i, n, p) for i, (n, p) in enumerate(zip(names, positions))],
-                     [prefix_session(10 + i, n, p) for i, (n, p) in enumerate(zip("FFG", [2, 3, 4]))])
+    blind = evaluate([prefix_session(i, n, 3) for i, n in enumerate(names)],
+                     [prefix_session(10 + i, n, 3) for i, n in enumerate("FFG")])
     assert accuracies(blind, "fault_free_prefix") == {"majority": 2 / 3, "classifier": 2 / 3, "position": 2 / 3}
-    assert verdicts(blind)["fault_free_prefix"] is True and verdicts(blind)["fault_free_prefix/beyond_position"] is True
+    assert verdicts(blind)["fault_free_prefix/beyond_position"] is True
+    assert "fault_free_prefix" not in verdicts(blind)  # the prefix against the majority alone: reported only
 
     def storm(number: int, name: str, position: int) -> Trajectory:
-        return prefix_session(number, name, position, "storm warning" if name == "G" else PLAIN)
+        return prefix_session(number, name, position, "a storm warning" if name == "G" else PLAIN)
 
-    seen = evaluate([storm(i, n, p) for i, (n, p) in enumerate(zip(names, positions))],
-                    [storm(10 + i, n, p) for i, (n, p) in enumerate(zip("FFG", [2, 3, 4]))])
+    seen = evaluate([storm(i, n, 3) for i, n in enumerate(names)], [storm(10 + i, n, 3) for i, n in enumerate("FFG")])
     assert accuracies(seen, "fault_free_prefix") == {"majority": 2 / 3, "classifier": 1.0, "position": 2 / 3}
-    assert verdicts(seen)["fault_free_prefix"] is False and verdicts(seen)["fault_free_prefix/beyond_position"] is False
+    assert verdicts(seen)["fault_free_prefix/beyond_position"] is False
 
 
-def test_the_position_baseline_reads_the_speaker_and_kind_before_the_injection() -> None:
-    """Train: F after a step of a (positions 1, 3), G after b (2, 4) and G at the start (0); test
-    F at 5 (after a), G at 2 (after b), G at 0 (start), F at 0 (start: G, the start's answer)."""
+def test_the_position_baseline_reads_the_prefix_shape_and_excuses_what_it_tells() -> None:
+    """Train F at step 2 (three sessions), G at step 4 (two); test F at 2, G at 4 twice. Every step
+    says the same words, so the words classifier answers the majority F (1/3); the prefix's shape
+    (its length and speakers) tells them apart (3/3), and the words add nothing beyond it."""
     def toy(number: int, name: str, position: int) -> Trajectory:
         return session(number, [PLAIN] * 6, speakers="ababab", fault=position, fault_name=name)
 
-    train = [toy(i, n, p) for i, (n, p) in enumerate([("F", 1), ("F", 3), ("G", 2), ("G", 4), ("G", 0)])]
-    test = [toy(10 + i, n, p) for i, (n, p) in enumerate([("F", 5), ("G", 2), ("G", 0), ("F", 0)])]
-    assert [audit_module.injection_place(t) for t in test] == ["a:agent", "b:agent", "start", "start"]
-    assert accuracies(evaluate(train, test), "fault_free_prefix")["position"] == 3 / 4
+    train = [toy(i, n, p) for i, (n, p) in enumerate([("F", 2), ("F", 2), ("F", 2), ("G", 4), ("G", 4)])]
+    figures = evaluate(train, [toy(10 + i, n, p) for i, (n, p) in enumerate([("F", 2), ("G", 4), ("G", 4)])])
+    assert accuracies(figures, "fault_free_prefix") == {"majority": 1 / 3, "classifier": 1 / 3, "position": 1.0}
+    assert verdicts(figures)["fault_free_prefix/beyond_position"] is True
+
+
+def test_a_clean_twin_that_tells_the_fault_misses_its_target_and_no_twin_is_no_verdict() -> None:
+    """The prefix sessions above (majority F: 2/3 of the test), each with a clean twin: plain twins
+    say nothing (2/3, met); twins of G sessions that mention the storm name G (3/3, missed)."""
+    names = ["F", "F", "F", "F", "G", "G"]
+    train = [prefix_session(i, n, 3) for i, n in enumerate(names)]
+    test = [prefix_session(10 + i, n, 3) for i, n in enumerate("FFG")]
+
+    def twins(storm: bool) -> dict[str, Trajectory]:
+        return {t.id: session(900, ["a storm warning" if storm and t.label.fault_names == ["G"] else PLAIN] + [PLAIN] * 5,
+                              speakers="aaaaaa") for t in train + test}
+
+    plain, told = evaluate(train, test, twins=twins(False)), evaluate(train, test, twins=twins(True))
+    assert accuracies(plain, "clean_twin") == {"majority": 2 / 3, "classifier": 2 / 3}
+    assert accuracies(told, "clean_twin") == {"majority": 2 / 3, "classifier": 1.0}
+    assert verdicts(plain)["clean_twin"] is True and verdicts(told)["clean_twin"] is False
+    assert verdicts(evaluate(train, test))["clean_twin"] is None
+    assert "the clean twin's words give 100.0% beside the majority's 66.7% (**no**)" in validity_section(told)
 
 
 def test_design_effect_by_hand() -> None:
@@ -205,20 +223,22 @@ def test_the_card_of_a_generated_folder_holds_its_recomputed_validity_section(tm
     out = tmp_path / "cortex"
     generate("cortex", 60, 3, out)
     records = load_trajectory_folder(out)
-    figures = audit(records)
+    figures = audit_folder(out)
     assert validity_section(figures) in (out / "README.md").read_text(encoding="utf-8")
+    assert validity_section(audit(records)) not in (out / "README.md").read_text(encoding="utf-8")  # twins count
     assert figures["sessions"] == 60 and figures["positive_control"]["exact_vector"]["n"] == 60
 
 
 def test_a_folder_larger_than_the_sample_is_audited_on_the_same_seeded_sample_streamed_or_recomputed(
         tmp_path, monkeypatch) -> None:
-    """With SAMPLE at 12, a 30-session folder's card audits 12 sessions chosen by the hash of the id, says
+    """With SAMPLE at 12, a 30-session folder's card audits 12 sessions chosen by the hash of the id (and
+    their clean twins: those of sessions dropped from the sample as it streamed are dropped too), says
     so, and equals the audit recomputed from the folder read back in another order."""
     monkeypatch.setattr(audit_module, "SAMPLE", 12)
     out = tmp_path / "trading"
     generate("trading", 30, 3, out)
     records = load_trajectory_folder(out)
-    figures = audit(records[::-1])
+    figures = audit(records[::-1], twins=load_trajectory_folder(out / TWINS)[::-1])
     assert figures["sessions"] == 12 and figures["folder_sessions"] == 30
     assert "(a sample of 12 of its 30 sessions, chosen by a seeded hash of the id)" in validity_section(figures)
     assert validity_section(figures) in (out / "README.md").read_text(encoding="utf-8")
