@@ -180,7 +180,7 @@ def script(s: Session) -> None:
     s.state["report_text"] = "\n".join(r["text"] for r in reports)
     bulls, bears = s.state["bull"], s.state["bear"] = [], []
     for r in range(1, sc["debate_rounds"] + 1):
-        bulls.append(s.act("bull", "bear_researcher", reports=reports, round=r))
+        bulls.append(s.act("bull", "bear_researcher", ticker=ticker, reports=reports, round=r))
         bears.append(s.act("bear", "bull_researcher", reports=reports, round=r, bull=bulls[-1]))
     plan = s.state["plan"] = s.act("research_manager", "trader", bull=bulls, bear=bears)
     proposal = s.state["proposal"] = s.act("trader", "risky_analyst", plan=plan)
@@ -227,16 +227,18 @@ def _fresh(rng: random.Random, low: float, high: float, taken: set[str], digits:
             return value
 
 
-def _invented(source: str, rng: random.Random, taken: set[str]) -> str:
+def _invented(source: str, ticker: str, rng: random.Random, taken: set[str]) -> str:
     """A bullish data line of ``source``'s form, with figures no report states."""
     if source == "Market":
         sma = _fresh(rng, 20, 700, taken, 2)
-        return f"Market: close {_fresh(rng, 20, 700, taken, 2)} is {_fresh(rng, 1, 9, taken)}% above the 50-day SMA {sma}, bullish"
+        return f"Market: close {_fresh(rng, 20, 700, taken, 2)} against the 50-day SMA {sma} (+{_fresh(rng, 1, 9, taken)}%), bullish"
     if source == "Social":
         total = _fresh(rng, 31, 59, taken, 0)
         return f"Social: StockTwits {_fresh(rng, 20, 29, taken, 0)} bullish against {_fresh(rng, 2, 9, taken, 0)} bearish of {total} messages"
     if source == "News":
-        return f"News: Analysts lift targets by {_fresh(rng, 8, 30, taken)}% after a record quarter ({rng.choice(data.PUBLISHERS)})"
+        values = {"name": data.TICKERS[ticker], "ticker": ticker, "a": _fresh(rng, 8, 25, taken),
+                  "b": _fresh(rng, 1, 30, taken), "k": _fresh(rng, 2, 6, taken, 0)}
+        return f"News: {rng.choice(data.NEWS[1])[0].format(**values)} ({rng.choice(data.PUBLISHERS)})"
     return (f"Fundamentals: revenue growth {_fresh(rng, 12, 30, taken)}% year on year, operating margin "
             f"{_fresh(rng, 26, 40, taken)}%")
 
@@ -250,7 +252,8 @@ def _misquote(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -
     others = [name for name, r in zip(present, inputs["reports"]) if r["stance"] <= 0] or present
     taken = _report_figures(inputs)
     k = len(others) if rng.random() < 0.6 else rng.randint(1, len(others))
-    invented = [_invented(name, rng, taken) for name in rng.sample(others, k)]
+    invented = [_invented(name, inputs["ticker"], rng, taken) for name in rng.sample(others, k)
+                for _ in range(rng.choice([1, 1, 2]))]
     return debate_turn("Bull Analyst", [*out["citations"], *invented], rng, inputs["round"] > 1)
 
 
@@ -312,7 +315,7 @@ def _override(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -
     Hold against them; Buy or Sell against a sound Hold."""
     sound = _sound_rating(inputs)
     rating = data.RATINGS[4 - data.RATINGS.index(sound)] if sound != "Hold" else rng.choice(["Buy", "Sell"])
-    if sound != "Hold" and rng.random() < 0.5:
+    if sound != "Hold" and rng.random() < 0.7:
         rating = "Hold"
     return rating_output(rating, inputs, rng)
 
@@ -351,18 +354,17 @@ def misreported_figures(s: Session) -> list[str]:
     return [n for n in _FIGURE.findall(_logged(s, ("fundamentals_analyst",))) if n not in table]
 
 
-_READING = re.compile(r"is [\d.]+% (above|below) the 50-day SMA [\d.]+, (bullish|bearish)|"
+_READING = re.compile(r"the 50-day SMA [\d.]+ \(([-+][\d.]+)%\), (bullish|bearish)|"
                       r"MACD histogram (-?[\d.]+): (bullish|bearish)")
 
 
 def contradicted_readings(text: str) -> int:
-    """How many of a market report's readings carry the direction word their numbers contradict."""
+    """How many of a market report's readings carry the direction word their numbers contradict
+    (the close's gap to the 50-day SMA, the MACD histogram)."""
     wrong = 0
-    for side, word, macd, macd_word in _READING.findall(text):
-        if side:
-            wrong += (side == "above") != (word == "bullish")
-        else:
-            wrong += (float(macd) > 0) != (macd_word == "bullish")
+    for gap, word, macd, macd_word in _READING.findall(text):
+        value = float(gap or macd)
+        wrong += (value > 0 if macd else value >= 0) != ((word or macd_word) == "bullish")
     return wrong
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from blame.schema import Step
+from simulators.trading import contradicted_readings
 from simulators.trading_data import LESSONS, RATINGS, growth_stance, headline_tone, news_stance, regime
 from simulators.trading_roles import BOLD, expected_rating, sign
 
@@ -35,8 +36,6 @@ _NUMBER = r"-?\d+(?:\.\d+)?"
 _CLOSES = re.compile(rf"^\d{{4}}-\d\d-\d\d,{_NUMBER},{_NUMBER},{_NUMBER},({_NUMBER}),", re.MULTILINE)
 _FIGURE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
 _CITATION = re.compile(r"^\(\d+\) (\w+): (.*)\.$", re.MULTILINE)
-_READING = re.compile(r"is [\d.]+% (above|below) the 50-day SMA [\d.]+, (bullish|bearish)|"
-                      r"MACD histogram (-?[\d.]+): (bullish|bearish)")
 _WINNER = re.compile(r"\b(bull|bear) (?:case is stronger|analyst made the better case|side carries)|"
                      r"I side with the (bull|bear) analyst")
 _MEMORY = re.compile(r"^\[[\d-]+ \| (\w+) \| \w+ \| [-+\d.]+% 5-day\] REFLECTION: (.*)\.$", re.MULTILINE)
@@ -73,9 +72,8 @@ def trading_faults(steps: Sequence[Step]) -> dict[str, int | None]:
         found["Feed-X"] = None
     market = first.get("market_analyst")
     if market is not None:
-        for side, word, macd, macd_word in _READING.findall(market.content):
-            if (side and (side == "above") != (word == "bullish")) or (macd and (float(macd) > 0) != (macd_word == "bullish")):
-                found["Market-X"] = market.index
+        if contradicted_readings(market.content):
+            found["Market-X"] = market.index
     fundamentals = first.get("fundamentals_analyst")
     sheet = _first(steps, lambda s: s.agent == "fundamentals_analyst" and s.kind == "tool_result"
                    and s.content.startswith("Revenue growth"))

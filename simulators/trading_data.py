@@ -221,7 +221,7 @@ def _news_items(scenario: dict[str, Any], rng: random.Random) -> list[tuple[str,
         tones: list[int] = []
         while len(items) < scenario["news_count"]:
             own = stance if rng.random() < 0.75 else rng.choice([-1, 0, 1])
-            pool = [*NEWS[own], *(SCANDALS if own < 0 and rng.random() < 0.3 else [])]
+            pool = [*NEWS[own], *(SCANDALS if own < 0 and rng.random() < 0.8 else [])]
             item = headline(rng.choice(pool), scenario, rng)
             if all(item[0] != other[0] for other in items):
                 items.append(item)

@@ -85,8 +85,7 @@ def market_points(snapshot: dict[str, Any], invert: bool = False) -> list[str]:
     zone = "neutral zone"
     if rsi >= 70 or rsi <= 30:
         zone = "overbought" if (rsi >= 70) != invert else "oversold"
-    return [f"close {c:.2f} is {abs(gap)}% {'above' if gap >= 0 else 'below'} the 50-day SMA {s50:.2f}, "
-            f"{up if gap >= 0 else down}",
+    return [f"close {c:.2f} against the 50-day SMA {s50:.2f} ({gap:+.1f}%), {up if gap >= 0 else down}",
             f"50-day SMA {s50:.2f} against 200-day SMA {s200:.2f}: {'golden cross' if golden else 'death cross'}, "
             f"{up if s50 > s200 else down}",
             f"RSI(14) at {rsi}: {zone}",
@@ -428,7 +427,7 @@ ROLES: dict[str, Role] = {
     "fundamentals": Role("fundamentals_analyst", ("ticker", "fundamentals"), ("points",),
                          "You are the Fundamentals Analyst. " + _ANALYST.format(what="the company's financials"),
                          fundamentals),
-    "bull": Role("bull_researcher", ("reports", "round"), ("text",), "You are the Bull Researcher. Argue for buying. "
+    "bull": Role("bull_researcher", ("ticker", "reports", "round"), ("text",), "You are the Bull Researcher. Argue for buying. "
                  + _DEBATE, bull, fields=CITATIONS, derive=_count),
     "bear": Role("bear_researcher", ("reports", "round", "bull"), ("text",), "You are the Bear Researcher. Argue "
                  "against buying. " + _DEBATE, bear, fields=CITATIONS, derive=_count),
