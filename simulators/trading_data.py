@@ -98,7 +98,7 @@ def sample_scenario(rng: random.Random) -> dict[str, Any]:
     analysts = ["market", "news", "fundamentals", *(["social"] if rng.random() < 0.75 else [])]
     rng.shuffle(analysts)
     scenario: dict[str, Any] = {"ticker": ticker, "day": day, "date": series[day]["date"], "market": market,
-                                "analysts": analysts, "news_count": rng.choice([2, 3, 3, 4])}
+                                "analysts": analysts, "news_count": rng.choice([2, 3, 4, 4])}
     for source in SOURCES[1:]:
         scenario[source] = market if rng.random() < 0.35 else rng.choice([-1, 0, 1])
     if balance(scenario) == 0 and rng.random() < 0.6:
@@ -116,7 +116,7 @@ def sample_scenario(rng: random.Random) -> dict[str, Any]:
     return scenario
 
 
-LINES = {"market": 4, "social": 1, "fundamentals": 3}
+LINES = {"market": 3, "social": 1, "fundamentals": 3}
 """The data lines of each report (the news report has one per item)."""
 
 

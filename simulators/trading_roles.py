@@ -88,8 +88,7 @@ def market_points(snapshot: dict[str, Any], invert: bool = False) -> list[str]:
     return [f"close {c:.2f} against the 50-day SMA {s50:.2f} ({gap:+.1f}%), {up if gap >= 0 else down}",
             f"50-day SMA {s50:.2f} against 200-day SMA {s200:.2f}: {'golden cross' if golden else 'death cross'}, "
             f"{up if s50 > s200 else down}",
-            f"RSI(14) at {rsi}: {zone}",
-            f"MACD histogram {macdh}: {up if macdh > 0 else down} momentum"]
+            f"MACD histogram {macdh}: {up if macdh > 0 else down} momentum, RSI(14) at {rsi}: {zone}"]
 
 
 MARKET_COMMENTS = ("Volume was close to its monthly average, so the move is not a volume event.",
