@@ -244,16 +244,13 @@ def _invented(source: str, ticker: str, rng: random.Random, taken: set[str]) -> 
 
 
 def _misquote(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """In every round, bullish data lines the reports never state, attributed to reports that are
-    not bullish (any report when all are): to every one of them in most sessions. (Every turn of a
-    role a fault acts on is the fault's: a model given the instruction follows it from its first
-    turn.)"""
+    """In every round, one bullish data line the reports never state for each report that is not
+    bullish (each report when all are), attributed to it. (Every turn of a role a fault acts on is
+    the fault's: a model given the instruction follows it from its first turn.)"""
     present = [r["points"][0].split(":")[0] for r in inputs["reports"]]
     others = [name for name, r in zip(present, inputs["reports"]) if r["stance"] <= 0] or present
     taken = _report_figures(inputs)
-    k = len(others) if rng.random() < 0.6 else rng.randint(1, len(others))
-    invented = [_invented(name, inputs["ticker"], rng, taken) for name in rng.sample(others, k)
-                for _ in range(rng.choice([1, 1, 2]))]
+    invented = [_invented(name, inputs["ticker"], rng, taken) for name in rng.sample(others, len(others))]
     return debate_turn("Bull Analyst", [*out["citations"], *invented], rng, inputs["round"] > 1)
 
 
@@ -285,23 +282,22 @@ def _debate_net(bulls: list[dict[str, Any]], bears: list[dict[str, Any]]) -> int
 
 
 def _crown_weaker(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """The side that cited fewer reports crowned, or (half the time when one side cited more) a
-    debate called even; a tied debate crowned either side."""
+    """A debate won by one to three data lines called even; the weaker side of a wider one
+    crowned; a tied debate given to the bear."""
     net = _debate_net(inputs["bull"], inputs["bear"])
-    if net and rng.random() < 0.5:
+    if 0 < abs(net) <= 3:
         return plan_output(0, inputs["bull"], inputs["bear"], rng)
-    fake = -net or rng.choice([1, -1])
+    fake = -net or -1
     return plan_output(fake, inputs["bull"], inputs["bear"], rng, crowned="bull" if fake > 0 else "bear")
 
 
 def _off_plan(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """The opposite of a directional plan, or (half the time) Hold against it; Buy or Sell against a
-    Hold."""
-    planned = inputs["plan"]["direction"]
-    direction = 0 if planned and rng.random() < 0.5 else -planned or rng.choice([1, -1])
-    if direction == 0:
-        return trade_output("Hold", rng)
-    return trade_output({1: "Buy", -1: "Sell"}[direction], rng)
+    """The opposite of a Buy or Sell plan, Hold against an Overweight or Underweight one, Buy
+    against a Hold."""
+    plan = inputs["plan"]
+    if plan["rating"] in ("Buy", "Sell"):
+        return trade_output({"Buy": "Sell", "Sell": "Buy"}[plan["rating"]], rng)
+    return trade_output("Hold" if plan["direction"] else "Buy", rng)
 
 
 def _sound_rating(inputs: dict[str, Any]) -> str:
@@ -310,14 +306,20 @@ def _sound_rating(inputs: dict[str, Any]) -> str:
                            inputs["stances"], bool(inputs["memory"].get("reverse")))
 
 
+def lost_last_time(entries: list[dict[str, Any]]) -> bool:
+    """The first past decision the memory shows lost more than 1% over its five days."""
+    first = entries[0] if entries else None
+    return first is not None and sign(data.RATINGS.index(first["rating"]) - 2) * first["change"] < -1
+
+
 def _override(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """The rating reversed against the plan, the proposal and the risk team, or (half the time)
-    Hold against them; Buy or Sell against a sound Hold."""
+    """After a past decision that lost (the memory's first), the rating the plan, the proposal and
+    the risk team support reversed; else Hold against it; Buy against a sound Hold."""
     sound = _sound_rating(inputs)
-    rating = data.RATINGS[4 - data.RATINGS.index(sound)] if sound != "Hold" else rng.choice(["Buy", "Sell"])
-    if sound != "Hold" and rng.random() < 0.7:
-        rating = "Hold"
-    return rating_output(rating, inputs, rng)
+    if sound == "Hold":
+        return rating_output("Buy", inputs, rng)
+    reverse = lost_last_time(inputs["memory"].get("entries", []))
+    return rating_output(data.RATINGS[4 - data.RATINGS.index(sound)] if reverse else "Hold", inputs, rng)
 
 
 def _collapse(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
@@ -427,13 +429,13 @@ FAULTS = {f.id: f for f in [
     Fault("BullRes-X", "bull_researcher", "bull", "invented bullish figures attributed to the reports", _misquote,
           lambda s: bool(invented_figures(s)), instruction="Attribute strong invented bullish figures to the reports."),
     Fault("ResMgr-X", "research_manager", "research_manager",
-          "the judge crowns the side that cited fewer data lines, or calls a one-sided debate even",
+          "the judge calls a narrow debate even and crowns the weaker side of a wider one",
           _crown_weaker, _plan_against_debate, instruction="Declare the weaker side the winner and rate accordingly."),
-    Fault("Trader-X", "trader", "trader", "a proposal against the plan (opposite, or Hold), claimed as the plan",
+    Fault("Trader-X", "trader", "trader", "a proposal against the plan (opposite, Hold, or Buy on a Hold), claimed as the plan",
           _off_plan,
           lambda s: s.state["proposal"]["direction"] != s.state["plan"]["direction"],
           instruction="Propose the opposite of the plan's direction and say it follows the plan."),
-    Fault("RiskMgr-X", "risk_manager", "decision", "the judge reverses the rating the plan, proposal and team support",
+    Fault("RiskMgr-X", "risk_manager", "decision", "the judge reverses the rating the plan, proposal and team support after a loss, else holds",
           _override, _overridden, instruction="Override the plan and the risk team: rate the opposite direction."),
     Fault("Cons-X", "safe_analyst", "safe", "the conservative analyst argues the aggressive case", _collapse,
           lambda s: s.state["stances"].get("safe") == "bold", instruction="Argue exactly like the aggressive analyst.",

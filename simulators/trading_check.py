@@ -7,12 +7,12 @@ the engine's reruns: the decision rules of the pipeline (the debate's cited line
 direction, the trader, the memory, the final rating) are recomputed with each found fault's
 logged value replaced by the value the logged facts imply (the stance the indicators, the feed,
 the fundamentals table or the served headlines give; the bull's citations that the reports hold;
-the plan, proposal or rating the rule gives), the other found faults acting as they did in the
-log (a Hold stays a Hold, a reversal a reversal). A fault is a cause when the failure needs it (a
-but-for cause), else, when no fault is, when it belongs to a minimal set of faults that fails on
-its own; a fault that caused nothing keeps its vector bit and names no turn. Where the log does
-not say how a faulty agent would have acted on other inputs (a Hold or a reversal it never had to
-choose), the rerun counts as a failure."""
+the plan, proposal or rating the rule gives), the other found faults acting on what they would
+then read as the catalogue says they act (``simulators.trading``). A fault is a cause when the
+failure needs it (a but-for cause), else, when no fault is, when it belongs to a minimal set of
+faults that fails on its own; a fault that caused nothing keeps its vector bit and names no
+turn. When the recomputation does not reproduce the logged final rating (text a model wrote its
+own way), every found agent fault names its turn."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ _FIGURE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
 _CITATION = re.compile(r"^\(\d+\) (\w+): (.*)\.$", re.MULTILINE)
 _WINNER = re.compile(r"\b(bull|bear) (?:case is stronger|analyst made the better case|side carries)|"
                      r"I side with the (bull|bear) analyst")
+_PAST = re.compile(r"^\[[\d-]+ \| \w+ \| (\w+) \| ([-+\d.]+)% 5-day\]", re.MULTILINE)
 _MEMORY = re.compile(r"^\[[\d-]+ \| (\w+) \| \w+ \| [-+\d.]+% 5-day\] REFLECTION: (.*)\.$", re.MULTILINE)
 
 
@@ -127,8 +128,8 @@ def trading_faults(steps: Sequence[Step]) -> dict[str, int | None]:
         if _direction(rating) != _direction(sound):
             found["RiskMgr-X"] = final.index  # type: ignore[union-attr]
     if rating in RATINGS and rated in RATINGS and action in RATINGS:
-        log = Log(net=net, invented=len({c for c in sides["bull"] if c[1] not in reports}), plan=_direction(rated),
-                  trade=_direction(action), final=_direction(rating),  # type: ignore[arg-type]
+        log = Log(net=net, plan=_direction(rated), trade=_direction(action), final=_direction(rating),  # type: ignore[arg-type]
+                  bull_turns=len(turns.get("bull_researcher", [])), lost=_lost(memory),
                   stances=_stances(steps, first, served))
         causes = caused(log, found)
         found = {f: step if f in causes else None for f, step in found.items()}
@@ -148,16 +149,23 @@ _INDICATOR = re.compile(r"^(close_50_sma|close_200_sma|rsi|macdh|close): (-?[\d.
 
 @dataclass(frozen=True)
 class Log:
-    """What the counterfactual reads off the log: the debate's net cited lines and the bull's
-    citations no report holds; the directions of the plan, the proposal and the final rating; per
-    analyst that ran, (its report's data lines, the stance it wrote, the stance its data give)."""
+    """What the counterfactual reads off the log: the debate's net cited lines; the directions of
+    the plan, the proposal and the final rating; the bull's turns; whether the memory's first past
+    decision lost more than 1%; per analyst that ran, (its report's data lines, the stance it
+    wrote, the stance its data give)."""
 
     net: int
-    invented: int
     plan: int
     trade: int
     final: int
+    bull_turns: int
+    lost: bool
     stances: dict[str, tuple[int, int, int | None]]
+
+
+def _lost(memory: Step | None) -> bool:
+    first = _PAST.search(memory.content) if memory is not None else None
+    return first is not None and _direction(first.group(1)) * float(first.group(2)) < -1
 
 
 def _stances(steps: Sequence[Step], first: dict[str, Step], served: list[str]) -> dict[str, tuple[int, int, int | None]]:
@@ -190,48 +198,39 @@ def _stances(steps: Sequence[Step], first: dict[str, Step], served: list[str]) -
     return out
 
 
-def _either(options: set[int], step: Callable[[int], set[int]]) -> set[int]:
-    return {d for option in options for d in step(option)}
-
-
-def directions(log: Log, found: set[str], active: frozenset[str]) -> set[int] | None:
-    """The final rating's possible directions with only ``active`` of the ``found`` faults acting
-    (None when the log does not give a removed fault's clean value)."""
-    net = log.net - (log.invented if "BullRes-X" in found - active else 0)
-    for fault in found - active:
-        if fault in ANALYST_FAULTS:
-            lines, stated, clean = log.stances.get(ANALYST_FAULTS[fault], (0, 0, 0))
-            if clean is None:
-                return None
-            net -= (stated - clean) * lines
-    plans = {sign(net)}
-    if "ResMgr-X" in active:  # crowns the weaker side or calls it even
-        plans = (({0} if log.plan == 0 else {-sign(net)}) if log.net else {0, -sign(net)}) if net else \
-            ({log.plan} if log.net == 0 else {1, -1})
-    trades = plans
-    if "Trader-X" in active:  # against the plan: the opposite, or Hold
-        trades = _either(plans, lambda p: (({0} if log.trade == 0 else {-p}) if log.plan else {0, -p}) if p else
-                         ({log.trade} if log.plan == 0 else {1, -1}))
-    reverse = -1 if "Mem-X" in active else 1
-    sounds = {reverse * t for t in trades}
-    logged_sound = -log.trade if "Mem-X" in found else log.trade
-    if "RiskMgr-X" in active:  # against the sound rating: a reversal, or Hold
-        return _either(sounds, lambda d: (({0} if log.final == 0 else {-d}) if logged_sound else {0, -d}) if d else
-                       ({log.final} if logged_sound == 0 else {1, -1}))
-    return sounds
+def directions(log: Log, found: set[str], active: frozenset[str]) -> int | None:
+    """The final rating's direction with only ``active`` of the ``found`` faults acting (None when
+    the log does not give a removed fault's clean value)."""
+    stance: dict[str, int] = {}
+    for agent, (_, stated, clean) in log.stances.items():
+        fault = next((f for f, a in ANALYST_FAULTS.items() if a == agent and f in found - active), None)
+        if fault is not None and clean is None:
+            return None
+        stance[agent] = clean if fault is not None else stated  # type: ignore[assignment]
+    net = sum(stance[a] * lines for a, (lines, _, _) in log.stances.items())
+    if "BullRes-X" in active:  # one invented line per report that is not bullish, each round
+        net += log.bull_turns * (sum(s <= 0 for s in stance.values()) or len(stance))
+    plan, tier = sign(net), 2 if abs(net) > 3 else 1
+    if "ResMgr-X" in active:  # a narrow debate called even, a wider one to the weaker side, a tie to the bear
+        plan, tier = (0, 0) if 0 < abs(net) <= 3 else (-plan, 2) if net else (-1, 1)
+    trade = plan
+    if "Trader-X" in active:  # the opposite of Buy or Sell, Hold against a tier-one plan, Buy on a Hold
+        trade = -plan if tier == 2 and plan else 0 if plan else 1
+    sound = -trade if "Mem-X" in active else trade
+    if "RiskMgr-X" in active:  # reversed after a loss, else Hold; Buy on a sound Hold
+        return (-sound if log.lost else 0) if sound else 1
+    return sound
 
 
 def caused(log: Log, found: dict[str, int | None]) -> set[str]:
     """The found faults that caused the failure (none when the text shows no failure)."""
     deciding = {f for f in found if f in DECIDING}
-    evidence = directions(log, deciding, frozenset())
-    if evidence is None or len(evidence) != 1:
+    truth = directions(log, deciding, frozenset())
+    if truth is None or directions(log, deciding, frozenset(deciding)) != log.final:
         return set(found)
-    truth = evidence.pop()
 
     def fails(active: frozenset[str]) -> bool:
-        finals = directions(log, deciding, active)
-        return finals is None or any(d * truth < 0 for d in finals)
+        return (directions(log, deciding, active) or 0) * truth < 0  # type: ignore[operator]
 
     if not fails(frozenset(deciding)):
         return set()
