@@ -145,3 +145,68 @@ def test_steps_and_sessions_are_of_the_order_of_blames_cases(folder) -> None:
     sessions = sorted(sum(len(s.content) for s in r.steps) for r in records)
     assert 250 <= agent_steps[len(agent_steps) // 2] <= 900 and reports[len(reports) // 2] >= 450
     assert 5000 <= sessions[len(sessions) // 2] <= 15000
+
+
+def _log(stances, net, plan, trade, final, bull_turns=1, lost=False):
+    from simulators.trading_check import Log
+
+    names = ("market_analyst", "social_media_analyst", "news_analyst", "fundamentals_analyst")
+    return Log(net=net, plan=plan, trade=trade, final=final, bull_turns=bull_turns, lost=lost,
+               stances={name: s for name, s in zip(names, stances) if s is not None})
+
+
+# Each analyst: (data lines, stance its report states, stance its logged data give); the log's
+# debate net, plan, proposal and final direction follow the catalogue's rules by hand.
+CAUSED = [
+    # News-X turns the news bearish (net -3-4 = -7: a Sell plan); Trader-X opposes it (Buy); the
+    # evidence (-3+4) is bullish: the two faults cancel, nothing failed.
+    ([(3, -1, -1), None, (4, -1, 1), None], -7, -1, 1, 1, {}, set()),
+    # Market-X makes a tie (net 0: Hold); RiskMgr-X buys on the sound Hold against the evidence
+    # (-6). Without Market-X the plan is Sell and RiskMgr-X holds (no loss in the memory): both
+    # are but-for causes; after a logged loss it reverses the Sell instead: RiskMgr-X alone.
+    ([(3, 1, -1), None, (2, 0, 0), (3, -1, -1)], 0, 0, 0, 1, {}, {"Market-X", "RiskMgr-X"}),
+    ([(3, 1, -1), None, (2, 0, 0), (3, -1, -1)], 0, 0, 0, 1, {"lost": True}, {"RiskMgr-X"}),
+    # Market-X and Fund-X each turn the evidence (-4) bullish alone: over-determined, both causes.
+    ([(3, 1, -1), None, (2, 1, 1), (3, 1, -1)], 8, 1, 1, 1, {}, {"Market-X", "Fund-X"}),
+    # BullRes-X invents one line per non-bullish report in each of 3 rounds (3 x 3 = 9 over a net
+    # of -1); without Fund-X four reports are not bullish (12 over -7): still a Buy, so only
+    # BullRes-X is a but-for cause.
+    ([(3, -1, -1), (1, -1, -1), (2, 0, 0), (3, 1, -1)], 8, 1, 1, 1, {"bull_turns": 3},
+     {"BullRes-X"}),
+    # A poisoned memory reverses a sound Overweight; News-X changed nothing (the news was bearish).
+    ([(3, 1, 1), None, (2, -1, -1), None], 1, 1, 1, -1, {}, {"Mem-X"}),
+]
+FOUND = [{"News-X": 4, "Trader-X": 9}, {"Market-X": 3, "RiskMgr-X": 20}, {"Market-X": 3, "RiskMgr-X": 20},
+         {"Market-X": 3, "Fund-X": 6}, {"Fund-X": 6, "BullRes-X": 9}, {"News-X": 4, "Mem-X": None}]
+
+
+@pytest.mark.parametrize(("case", "found"), list(zip(CAUSED, FOUND)))
+def test_the_control_decides_on_the_text_which_found_faults_caused_the_failure(case, found) -> None:
+    """The pipeline's rules recomputed with each found fault's logged value replaced by the one
+    the logged data give, as ``simulators.causes`` decides on the engine's reruns."""
+    from simulators.trading_check import caused
+
+    stances, net, plan, trade, final, extra, expected = case
+    assert caused(_log(stances, net, plan, trade, final, **extra), found) == expected
+
+
+def test_the_control_names_every_found_fault_when_the_rules_do_not_reproduce_the_log() -> None:
+    from simulators.trading_check import caused
+
+    log = _log([(3, -1, -1), None, (4, -1, 1), None], -7, -1, 1, -1)  # the rules give +1, the log -1
+    assert caused(log, {"News-X": 4, "Trader-X": 9}) == {"News-X", "Trader-X"}
+
+
+def test_the_control_matches_the_engines_labels_with_two_faults(wide) -> None:
+    """On 300 sessions drawing every fault, up to two per session: the control's exact vector on
+    every session and its step+agent on every labelled one equal the labels (causes decided by
+    the engine's reruns)."""
+    from simulators.audit import step_agent, vector
+    from simulators.audit_control import control_answers
+
+    records, _, _ = wide["trading"]
+    answers = control_answers(records)
+    assert all(",".join(a[0]) == vector(t) for a, t in zip(answers, records))
+    labelled = [(a[1], step_agent(t), len(t.label.fault_names)) for a, t in zip(answers, records) if step_agent(t)]
+    assert len(labelled) >= 40 and sum(n == 2 for _, _, n in labelled) >= 20
+    assert all(answer == label for answer, label, _ in labelled)
