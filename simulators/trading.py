@@ -282,21 +282,23 @@ def _debate_net(bulls: list[dict[str, Any]], bears: list[dict[str, Any]]) -> int
 
 
 def _crown_weaker(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """A debate won by one to three data lines called even; the weaker side of a wider one
-    crowned; a tied debate given to the bear."""
+    """After two or three rounds, the side that cited fewer data lines (at least one) crowned;
+    after one round, or when the weaker side cited nothing, the debate called even; a tied debate
+    given to the bear."""
     net = _debate_net(inputs["bull"], inputs["bear"])
-    if 0 < abs(net) <= 3:
+    weaker = min(len(cited_lines(inputs["bull"])), len(cited_lines(inputs["bear"])))
+    if net and (len(inputs["bull"]) == 1 or not weaker):
         return plan_output(0, inputs["bull"], inputs["bear"], rng)
     fake = -net or -1
     return plan_output(fake, inputs["bull"], inputs["bear"], rng, crowned="bull" if fake > 0 else "bear")
 
 
 def _off_plan(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """The opposite of a Buy or Sell plan, Hold against an Overweight or Underweight one, Buy
+    """The opposite of an Overweight or Underweight plan, Hold against a Buy or Sell one, Buy
     against a Hold."""
     plan = inputs["plan"]
-    if plan["rating"] in ("Buy", "Sell"):
-        return trade_output({"Buy": "Sell", "Sell": "Buy"}[plan["rating"]], rng)
+    if plan["rating"] in ("Overweight", "Underweight"):
+        return trade_output({"Overweight": "Sell", "Underweight": "Buy"}[plan["rating"]], rng)
     return trade_output("Hold" if plan["direction"] else "Buy", rng)
 
 
@@ -429,7 +431,7 @@ FAULTS = {f.id: f for f in [
     Fault("BullRes-X", "bull_researcher", "bull", "invented bullish figures attributed to the reports", _misquote,
           lambda s: bool(invented_figures(s)), instruction="Attribute strong invented bullish figures to the reports."),
     Fault("ResMgr-X", "research_manager", "research_manager",
-          "the judge calls a narrow debate even and crowns the weaker side of a wider one",
+          "the judge crowns the weaker side after several rounds, else calls a one-sided debate even",
           _crown_weaker, _plan_against_debate, instruction="Declare the weaker side the winner and rate accordingly."),
     Fault("Trader-X", "trader", "trader", "a proposal against the plan (opposite, Hold, or Buy on a Hold), claimed as the plan",
           _off_plan,

@@ -207,15 +207,16 @@ def directions(log: Log, found: set[str], active: frozenset[str]) -> int | None:
         if fault is not None and clean is None:
             return None
         stance[agent] = clean if fault is not None else stated  # type: ignore[assignment]
-    net = sum(stance[a] * lines for a, (lines, _, _) in log.stances.items())
+    side = {d: sum(lines for a, (lines, _, _) in log.stances.items() if stance[a] == d) for d in (1, -1)}
     if "BullRes-X" in active:  # one invented line per report that is not bullish, each round
-        net += log.bull_turns * (sum(s <= 0 for s in stance.values()) or len(stance))
+        side[1] += log.bull_turns * (sum(s <= 0 for s in stance.values()) or len(stance))
+    net = side[1] - side[-1]
     plan, tier = sign(net), 2 if abs(net) > 3 else 1
-    if "ResMgr-X" in active:  # a narrow debate called even, a wider one to the weaker side, a tie to the bear
-        plan, tier = (0, 0) if 0 < abs(net) <= 3 else (-plan, 2) if net else (-1, 1)
+    if "ResMgr-X" in active:  # the weaker side crowned after several rounds if it cited anything, else even
+        plan, tier = (-1, 1) if not net else (0, 0) if log.bull_turns == 1 or not min(side.values()) else (-plan, tier)
     trade = plan
-    if "Trader-X" in active:  # the opposite of Buy or Sell, Hold against a tier-one plan, Buy on a Hold
-        trade = -plan if tier == 2 and plan else 0 if plan else 1
+    if "Trader-X" in active:  # the opposite of Overweight or Underweight, Hold against Buy or Sell, Buy on a Hold
+        trade = -plan if tier == 1 and plan else 0 if plan else 1
     sound = -trade if "Mem-X" in active else trade
     if "RiskMgr-X" in active:  # reversed after a loss, else Hold; Buy on a sound Hold
         return (-sound if log.lost else 0) if sound else 1
