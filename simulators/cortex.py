@@ -6,13 +6,14 @@ hazard dimensions (``docs/simulators.md``; facts: ``simulators.cortex_clinic``).
 Flow (§3.4 of the research note), its shape drawn from the scenario (``cortex_clinic.sample_scenario``,
 the same distribution for every session): the guardian's intake, the child's presentation and the
 doctor's EHR and mobility-test calls, in any order (the records server may answer a first call
-with a transient error, retried); optionally a follow-up question to the guardian;
-diagnosis -> chief; optionally a consultation of the physiotherapist; the plan table and the
-prescription; the physiotherapist configures the exoskeleton (self-test) and may brief the
-guardian; a warm-up, three to six main blocks and a cool-down simulated every 5 s: monitor
-alerts, device notices and the child's cues get the physiotherapist's reaction, each block ends
-with a telemetry summary and a review; report -> chief; chief -> guardian. Texts:
-``simulators.cortex_text``'s grammar.
+with a transient error, retried); optionally a follow-up question to the guardian; the doctor's
+working note and the diagnosis -> chief (one grammar: both state the findings); optionally a
+consultation of the physiotherapist; the plan table and the prescription; the
+physiotherapist configures the exoskeleton (self-test) and may brief the guardian; a warm-up,
+three to six main blocks and a cool-down simulated every 5 s: monitor alerts, device notices and
+the child's cues get the physiotherapist's reaction, each block ends with a telemetry summary
+and a review; report -> chief; chief -> guardian. Texts: ``simulators.cortex_roles`` and
+``simulators.cortex_text``.
 
 Outcome: failure when a contraindicated or out-of-range plan runs or when a stop rule the child
 truly meets is not acted on (the treadmill halted) within 30 s. No fault shapes the scenario:
@@ -27,7 +28,7 @@ from typing import Any
 from blame.blame_cases import CORTEX_LINKS
 from simulators import cortex_clinic as clinic
 from simulators import cortex_text as text
-from simulators.cortex_roles import ROLES, diagnosis_text, order_text, prescribe, review_notes, supervise_text
+from simulators.cortex_roles import ROLES, findings_text, order_text, prescribe, supervise_text
 from simulators.engine import Fault, HardNegative, Session, System, build_spec
 
 COMPONENTS = [
@@ -105,11 +106,12 @@ def script(s: Session) -> None:
             _records(s)
     s.state["intake"] = intake
     s.state.update(mobility_level=sc["gmfcs"], drift=sc["drift"])
+    seen = {"intake": intake, "presentation": sc["mood"], "ehr": _ehr(sc), "mobility": _mobility(sc)}
     if sc["follow_up"]:
         s.act("follow_up", "parent_guardian", intake=intake)
         s.record("parent_guardian", "human", text.intake_text(intake, guardian), recipient="doctor")
-    diagnosis = s.state["diagnosis"] = s.act("diagnosis", "chief", intake=intake, presentation=sc["mood"],
-                                             ehr=_ehr(sc), mobility=_mobility(sc))
+    s.act("note", "chief", **seen)
+    diagnosis = s.state["diagnosis"] = s.act("diagnosis", "chief", **seen)
     plan = clinic.choose_plan(diagnosis)
     if sc["consult"]:
         plan = s.act("consult", "physio_general", diagnosis=diagnosis)["proposed_plan"]
@@ -123,8 +125,9 @@ def script(s: Session) -> None:
     if sc["briefing"]:
         s.act("briefing", "parent_guardian", prescription=rx)
     speed, stopped, steps = _therapy(s, rx, config["speed"])
-    report = s.act("report", "chief", prescription=rx, stopped=stopped, speed=speed, steps_walked=steps)
-    s.act("summary", "parent_guardian", report=report, prescription=rx)
+    final = s.state["prescription"]
+    report = s.act("report", "chief", prescription=final, stopped=stopped, speed=speed, steps_walked=steps)
+    s.act("summary", "parent_guardian", report=report, prescription=final)
 
 
 CODE_NAMES = {"E301": "cable slack", "E305": "belt slip", "E902": "motor overcurrent"}
@@ -155,7 +158,7 @@ class _Therapy:
         order = {"kind": "stop"} if out["action"] == "stop" else {"kind": "speed", "speed": out["speed"]}
         if order["kind"] == "speed" and out["speed"] > max(self.base, self.ceiling) + 1e-9:
             s.state["over_ceiling"] += 1
-        delivered = s.hook("command", order, context=self.sent)
+        delivered = s.hook("command", order, context=(self.sent, s.scenario["glitch_command"]))
         self.sent += 1
         if delivered != order:
             s.state["undelivered"] += 1
@@ -215,7 +218,7 @@ class _Therapy:
                      recipient="physio_general")
             self.command(s.act("react", "exoskeleton", observation={**self.seen(self.block, self.current()),
                                                                      "stop_reasons": alerts},
-                               speed=self.base, ceiling=self.ceiling), alerts)
+                               prescription=rx, speed=self.base, ceiling=self.ceiling), alerts)
         if face > self.last_face and not self.stopped:
             self.last_face = face
             s.record("patient", "human", text.cue(self.t, face, self.device), recipient="physio_general")
@@ -223,7 +226,7 @@ class _Therapy:
                 seen = [f"FACES {face}"]
                 self.command(s.act("react", "exoskeleton", observation={**self.seen(self.block, self.current()),
                                                                          "stop_reasons": seen},
-                                   speed=self.base, ceiling=self.ceiling), seen)
+                                   prescription=rx, speed=self.base, ceiling=self.ceiling), seen)
 
     def summary(self, name: str, start: int, following: str | None) -> dict[str, Any]:
         block = self.readings[start // clinic.TICK_S:]
@@ -266,7 +269,8 @@ def _therapy(s: Session, rx: dict[str, Any], speed: float) -> tuple[float, tuple
             s.record("parent_guardian", "human", text.remark(s.scenario["seizure_hours_ago"] is not None,
                                                              s.rng("guardian")), recipient="physio_general")
         if name == f"block {s.scenario['chief_review']}":
-            settings = s.act("supervise", "physio_general", summary=summary, prescription=run.rx)
+            settings = s.act("supervise", "physio_general", summary=summary, prescription=run.rx,
+                             diagnosis=s.state["diagnosis"])
             run.rx = s.state["prescription"] = {**run.rx, "bws": settings["bws"], "assist": settings["assist"]}
             s.state["settings"].append((settings["bws"], settings["assist"]))
         if following is not None:
@@ -306,18 +310,19 @@ def _concealed(s: Session) -> bool:
 
 
 def _misgrade(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """The doctor misstates the fact that matters most: drops a recent seizure or medication change,
-    else reports a stable hip, else trunk control, else a better GMFCS level (level II for a level I child)."""
+    """The doctor misstates the fact that matters most, the same way in every note and in the
+    diagnosis: drops a recent seizure or medication change, else reports a stable hip (15-35%),
+    else trunk control, else a better GMFCS level (level II for a level I child)."""
     if out["recent_seizure"] or out["med_change"]:
         fields = {**out, "recent_seizure": False, "med_change": False}
     elif out["hip_migration_pct"] > 40:
-        fields = {**out, "hip_migration_pct": rng.randint(15, 35)}
+        fields = {**out, "hip_migration_pct": 15 + out["hip_migration_pct"] % 21}
     elif not out["trunk_control"]:
         fields = {**out, "trunk_control": True, "gmfcs": 3}
     else:
         fields = {**out, "gmfcs": 2 if out["gmfcs"] == 1 else 1}
     fields.pop("text")
-    return {**fields, "text": diagnosis_text(fields, inputs, rng)}
+    return {**fields, "text": findings_text(fields, inputs, rng)}
 
 
 def _misstated(s: Session) -> bool:
@@ -363,16 +368,19 @@ def _override(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -
         new = round(inputs["speed"] + 0.05, 2)
         if new > inputs["ceiling"] + 0.1:
             return {"action": "continue", "speed": inputs["speed"],
-                    "text": order_text("continue", inputs["speed"], "", rng, review_notes(inputs))}
-        return {"action": "raise", "speed": new, "text": order_text("raise", new, "", rng, review_notes(inputs))}
+                    "text": order_text("continue", inputs["speed"], "", rng, inputs)}
+        return {"action": "raise", "speed": new, "text": order_text("raise", new, "", rng, inputs)}
     top = round(clinic.PLANS[inputs["prescription"]["plan"]]["speed"][1] + 0.1, 2)
     if inputs["speed"] >= top or rng.random() < 0.5:
         return out
-    return {"action": "raise", "speed": top, "text": order_text("raise", top, "", rng, review_notes(inputs))}
+    return {"action": "raise", "speed": top, "text": order_text("raise", top, "", rng, inputs)}
 
 
-def _garble(sent: int, command: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
-    if sent:
+def _garble(context: tuple[int, int], command: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
+    """The channels garble the scenario's glitch command (the first, second or third sent): a stop
+    never arrives, a speed arrives 0.3 m/s too high."""
+    sent, glitch = context
+    if sent != glitch:
         return command
     return None if command["kind"] == "stop" else {**command, "speed": round(command["speed"] + 0.3, 2)}
 
@@ -383,7 +391,7 @@ FAULTS = {f.id: f for f in [
           lambda s: s.state.get("max_sensor_gap", 0) > 12 and s.state.get("flat_blocks", 0) > 0),
     Fault("GUA-X", "parent_guardian", "intake", "the guardian hides a seizure, a bad night or a medication change "
           "at intake", _conceal, _concealed),
-    Fault("DD-X", "doctor", "diagnosis", "the doctor's diagnosis misstates a fact of the intake, the EHR or the "
+    Fault("DD-X", "doctor", ("note", "diagnosis"), "the doctor's diagnosis misstates a fact of the intake, the EHR or the "
           "mobility test (a risk, the hip, trunk control or the GMFCS level)", _misgrade, _misstated,
           instruction="Leave out any recent seizure or medication change; if there is none, understate the hip "
           "migration, else claim trunk control, else record GMFCS level I (level II if the child is level I)."),
@@ -400,8 +408,8 @@ FAULTS = {f.id: f for f in [
           instruction="Prescribe the plan the diagnosis allows but set one parameter outside its range: the speed "
           "above it, or the body-weight support or the assistance below it (or, when you review a block, set the "
           "support or the assistance below it there)."),
-    Fault("COMM-X", "communication_channels", "command", "the channels garble the session's first command: a "
-          "stop never arrives, a speed arrives 0.3 m/s too high", _garble,
+    Fault("COMM-X", "communication_channels", "command", "the channels garble one of the session's first three "
+          "commands: a stop never arrives, a speed arrives 0.3 m/s too high", _garble,
           lambda s: s.state.get("undelivered", 0) > 0),
 ]}
 

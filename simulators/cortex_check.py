@@ -26,15 +26,26 @@ def _number(pattern: str, text: str) -> float | None:
     return float(found.group(1)) if found else None
 
 
+def _observed(steps: Sequence[Step], intake: Step) -> str:
+    """What the child and the guardian show besides the intake (the presentation, the remarks)."""
+    return " ".join(s.content for s in steps if s.agent in ("patient", "parent_guardian") and s is not intake)
+
+
+def _seizure_hidden(steps: Sequence[Step], intake: Step | None) -> bool:
+    """The intake says no seizure, the child's presentation or the guardian's remarks show one."""
+    later = _observed(steps, intake) if intake else ""
+    return intake is not None and "Seizures since the last visit: none" in intake.content and (
+        "drowsy" in later or "episode" in later)
+
+
 def _guardian_hid(steps: Sequence[Step]) -> bool:
     """The intake against the child's presentation, the EHR and the guardian's later remarks."""
     intake = _first(steps, lambda s: s.agent == "parent_guardian")
     if intake is None:
         return False
-    later = " ".join(s.content for s in steps if s.agent in ("patient", "parent_guardian") and s is not intake)
     ehr = _first(steps, lambda s: s.content.startswith("EHR "))
-    return (("Seizures since the last visit: none" in intake.content and ("drowsy" in later or "episode" in later))
-            or (re.search(r"Sleep: (well|fairly well)\.", intake.content) is not None and "yawning" in later)
+    return (_seizure_hidden(steps, intake)
+            or (re.search(r"Sleep: (well|fairly well)\.", intake.content) is not None and "yawning" in _observed(steps, intake))
             or ("Medication changes or missed doses: none" in intake.content and ehr is not None
                 and re.search(r"\(changed \d+ days ago\)", ehr.content) is not None))
 
@@ -63,8 +74,9 @@ def _doctor_misstates(steps: Sequence[Step], test: Step | None, diagnosis: str) 
 
 def _changes_plan(steps: Sequence[Step], test: Step | None, diagnosis: str) -> bool:
     """Whether the plan the diagnosis's facts allow (``choose_plan``) differs from the plan the
-    intake, the EHR and the test allow: a misstatement that changes no plan causes nothing (its
-    step is then no answer, its component still is)."""
+    child's state allows as the log shows it (the intake, a seizure the intake hid but the child or
+    the guardian showed, the EHR and the test): a misstatement that changes no plan causes nothing
+    (its step is then no answer, its component still is)."""
     intake = _first(steps, lambda s: s.agent == "parent_guardian")
     ehr = _first(steps, lambda s: s.content.startswith("EHR "))
     said, record = intake.content if intake else "", ehr.content if ehr else ""
@@ -74,8 +86,9 @@ def _changes_plan(steps: Sequence[Step], test: Step | None, diagnosis: str) -> b
                _number(r"Hip migration (\d+)%", diagnosis), _number(r"Sessions tolerated so far: (\d+)", diagnosis)]
     if level is None or stated is None or None in numbers:
         return True
+    seized = "Seizures since the last visit: one" in said or _seizure_hidden(steps, intake)
     true = {"gmfcs": level, "trunk_control": "Trunk control: yes" in record, "hip_migration_pct": numbers[0],
-            "tolerated_sessions": numbers[1], "recent_seizure": "Seizures since the last visit: one" in said,
+            "tolerated_sessions": numbers[1], "recent_seizure": seized,
             "med_change": "Medication changes or missed doses: yes" in said
             or re.search(r"\(changed \d+ days ago\)", record) is not None}
     written = {"gmfcs": {n: k for k, n in GMFCS_NAMES.items()}[stated.group(1)],
@@ -85,26 +98,31 @@ def _changes_plan(steps: Sequence[Step], test: Step | None, diagnosis: str) -> b
     return choose_plan(true) != choose_plan(written)
 
 
-def _outside_plan(prescription: str) -> bool:
-    """A prescribed setting outside the prescribed plan's range (the plan table of the catalogue)."""
-    plan = _number(r"\bPlan (\d)\b", prescription)
+_PLAN_LINE = re.compile(r"\bPlan (\d) \([^)]*\)(?: at a reduced dose)?: speed (\d+(?:\.\d+)?) m/s, "
+                        r"body-weight support (\d+)%, assistance (\d+)%")
+
+
+def _outside_plan(line: re.Match[str]) -> bool:
+    """A setting of a chief's plan line outside that plan's range (the plan table of the catalogue)."""
+    plan = int(line.group(1))
     if plan not in PLANS:
         return False
-    ranges = PLANS[int(plan)]
-    for name, pattern in (("speed", r"speed (\d+(?:\.\d+)?) m/s"), ("bws", r"body-weight support (\d+)%"),
-                          ("assist", r"assistance (\d+)%")):
-        value = _number(pattern, prescription)
-        if value is not None and not ranges[name][0] - 1e-9 <= value <= ranges[name][1] + 1e-9:
-            return True
-    return False
+    values = {"speed": float(line.group(2)), "bws": float(line.group(3)), "assist": float(line.group(4))}
+    return any(not PLANS[plan][name][0] - 1e-9 <= value <= PLANS[plan][name][1] + 1e-9 for name, value in values.items())
+
+
+def _lead(text: str) -> str:
+    """A turn's first sentence (an order's verb and set point stand there)."""
+    return text.split(". ", 1)[0]
 
 
 def cortex_faults(steps: Sequence[Step]) -> dict[str, int | None]:
-    """CORTEX: the intake against the presentation, the EHR and the remarks; the diagnosis's GMFCS
-    against the mobility test; the prescribed settings, and those of the chief's review, against
-    the plan's range; each alert or distress cue against the physiotherapist's
-    answer, each order against the plan's range, the device's halt and the next set point; the
-    telemetry's heart rate against itself (a frozen sensor)."""
+    """CORTEX: the intake against the presentation, the EHR and the remarks; the doctor's first
+    findings (a note or the diagnosis) against the mobility test, the intake and the EHR; every
+    plan line of the chief (consultation, prescription, review) against the plan's range; each
+    alert or distress cue against the physiotherapist's answer, each order against the plan's
+    range, the device's halt and the next set point; the telemetry's heart rate against itself
+    (a frozen sensor)."""
     found: dict[str, int | None] = {}
     if _guardian_hid(steps):
         found["GUA-X"] = None
@@ -112,15 +130,14 @@ def cortex_faults(steps: Sequence[Step]) -> dict[str, int | None]:
     diagnosis = _first(steps, lambda s: s.agent == "doctor" and s.kind == "agent" and "Observed mobility" in s.content)
     if diagnosis is not None and _doctor_misstates(steps, test, diagnosis.content):
         found["DD-X"] = diagnosis.index if _changes_plan(steps, test, diagnosis.content) else None
-    ceiling = None
-    prescription = _first(steps, lambda s: s.agent == "chief" and "Stop rules:" in s.content)
-    reviews = [s for s in steps if s.agent == "chief" and s.kind == "agent" and "From the next block:" in s.content]
-    wrong = [s for s in ([prescription] if prescription else []) + reviews if _outside_plan(s.content)]
+    plans = [(s, line) for s in steps if s.agent == "chief" and s.kind == "agent" and (line := _PLAN_LINE.search(s.content))]
+    wrong = [s for s, line in plans if _outside_plan(line)]
     if wrong:
         found["CR-X"] = wrong[0].index
-    if prescription is not None and (plan := _number(r"\bPlan (\d)\b", prescription.content)) in PLANS:
-        ceiling = PLANS[int(plan)]["speed"][1]  # the prescribed plan's range (the table fetched may be another's)
     configured = _first(steps, lambda s: s.content.startswith("Configure:"))
+    before = [line for s, line in plans if configured is None or s.index < configured.index]
+    # the prescribed plan's range (the table fetched may be another's)
+    ceiling = PLANS[int(before[-1].group(1))]["speed"][1] if before and int(before[-1].group(1)) in PLANS else None
     if configured is None:
         return found
     ordered = _number(r"speed (\d+(?:\.\d+)?) m/s", configured.content)
@@ -139,7 +156,7 @@ def cortex_faults(steps: Sequence[Step]) -> dict[str, int | None]:
         if step.agent != "physio_general" or step.kind != "agent":
             continue
         cue = previous.content.startswith("ALERT") or (previous.agent == "patient" and _FACES.search(previous.content))
-        if cue and _STOP.search(step.content):
+        if cue and _STOP.search(_lead(step.content)):
             if not (i + 1 < len(steps) and "treadmill halted" in steps[i + 1].content):
                 found["COMM-X"] = None
             continue

@@ -101,6 +101,7 @@ def sample_scenario(rng: random.Random) -> dict[str, Any]:
         "remark_block": rng.randint(1, 3),
         "chief_review": rng.choice([None, 1, 2]),
         "sensor_stuck_s": rng.randint(1, 8) * 60,
+        "glitch_command": rng.choice([0, 0, 1, 1, 2]),
     }
 
 
