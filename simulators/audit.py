@@ -40,10 +40,10 @@ the same records give the same figures. Conventions:
 - ``fault_free_prefix``: a bag-of-words classifier of the fault id from the steps before the
   session's first difference with its clean twin (``meta["first_difference"]``), faulty
   sessions only; beside it ``position``, what the place of the injection alone tells: the same
-  classifier on the prefix's shape only (:func:`structure_features` of the prefix: its length,
-  speakers, kinds and length bins, no words). The prefix ends where the fault sits, so it names
-  the faulty role's turn whenever roles speak at different places; that place is audited on
-  step+agent (position prior, structure). The verdict ``fault_free_prefix/beyond_position``: the
+  classifier on the prefix's shape only (:func:`prefix_shape`: its length, speakers, kinds and
+  length bins, and the speaker and kind of its last three steps; no words). The prefix ends
+  where the fault sits, so it names the faulty role's turn whenever roles speak at different
+  places; that place is audited on step+agent (position prior, structure). The verdict ``fault_free_prefix/beyond_position``: the
   classifier at most 5 points above the better of the majority and ``position`` (the prefix's
   words say nothing about the fault beyond where it sits). The classifier against the majority
   alone is reported, never a verdict.
@@ -124,6 +124,12 @@ def structure_features(steps: Sequence[Step]) -> set[str]:
     return {f"n={n}", "seq=" + ",".join(s.agent for s in steps),
             *(f"{i}:{s.agent}:{s.kind}" for i, s in enumerate(steps)),
             *(f"{i}:len={_length_bin(s)}" for i, s in enumerate(steps))}
+
+
+def prefix_shape(prefix: Sequence[Step]) -> set[str]:
+    """A prefix's :func:`structure_features` and the speaker and kind of its last three steps
+    (counted from its end: the stage where it stops)."""
+    return structure_features(prefix) | {f"-{k}:{s.agent}:{s.kind}" for k, s in enumerate(reversed(prefix[-3:]), 1)}
 
 
 def structure_step_features(steps: Sequence[Step], i: int) -> set[str]:
@@ -465,7 +471,7 @@ def evaluate(train: Sequence[Trajectory], test: Sequence[Trajectory], seed: int 
 
     prefix_of = lambda t: set().union(*per_step[t.id][:t.meta["first_difference"]])  # noqa: E731
     top_fault = majority(fault_id(t) for t in faulty_train)
-    shape_before = lambda t: structure_features(t.steps[:t.meta["first_difference"]])  # noqa: E731
+    shape_before = lambda t: prefix_shape(t.steps[:t.meta["first_difference"]])  # noqa: E731
     prefix = figures(faulty, fault_id, {
         "majority": [top_fault] * len(faulty),
         "classifier": classify([prefix_of(t) for t in faulty_train], [fault_id(t) for t in faulty_train],

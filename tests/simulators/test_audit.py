@@ -157,6 +157,8 @@ def test_the_position_baseline_reads_the_prefix_shape_and_excuses_what_it_tells(
     train = [toy(i, n, p) for i, (n, p) in enumerate([("F", 2), ("F", 2), ("F", 2), ("G", 4), ("G", 4)])]
     figures = evaluate(train, [toy(10 + i, n, p) for i, (n, p) in enumerate([("F", 2), ("G", 4), ("G", 4)])])
     assert accuracies(figures, "fault_free_prefix") == {"majority": 1 / 3, "classifier": 1 / 3, "position": 1.0}
+    shape = audit_module.prefix_shape(train[0].steps[:2])  # counted from the end too: where the prefix stops
+    assert {"n=2", "0:a:agent", "1:b:agent", "-1:b:agent", "-2:a:agent"} <= shape and "-3:a:agent" not in shape
     assert verdicts(figures)["fault_free_prefix/beyond_position"] is True
 
 

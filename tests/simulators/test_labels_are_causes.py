@@ -4,8 +4,13 @@ two per session, a quarter safe): no step label on a session that did not fail; 
 multi-fault session the step label is a but-for cause's earliest agent step, never a non-cause's
 when another fault is one; over-determined failures are flagged and labelled from their minimal
 sufficient sets; removing any fault changes the log's text; labels say ``constructed``; each
-faulty session's clean twin is exported. Also: faults that never decide the outcome are out of
-the default draw and refused with ``decisive_only``; ``mix="blame"`` draws BLAME's fault sets."""
+faulty session's clean twin is exported; the folder, written as ``blame generate`` writes it,
+meets the targets of its self-audit (``simulators.audit``: each shortcut at most 70% and at most
+25 points above the majority, the prefix's words at most 5 points above its shape, the clean twin
+at most 5 above the majority, the positive control at least 95%) and its card's validity section
+equals the audit recomputed from disk. Also: faults that never decide the outcome are out of the
+default draw and refused with ``decisive_only``; ``mix="blame"`` draws BLAME's fault sets. The
+1,000-session figures of every option set are in ``results/generated_audit.md``."""
 
 from __future__ import annotations
 
@@ -16,7 +21,8 @@ import pytest
 from blame.arguments import ArgumentError
 from blame.schema import Trajectory
 from simulators import generate, systems
-from simulators.dataset import card_text, default_pool
+from simulators.audit_report import validity_section, verdicts
+from simulators.dataset import audit_folder, card_text, default_pool, export
 from simulators.engine import Run, System, TemplateBackend, prepared_scenario, run_session
 from tests.simulators.conftest import generated
 
@@ -109,6 +115,18 @@ def test_labels_are_constructed_and_each_clean_twin_is_exported(name: str, wide)
     for record, twin in zip(faulty[:40], twins):
         assert twin.meta["twin_of"] == record.id and twin.safe
         assert _text(_rerun(system, record, set())) == [(s.agent, s.kind, s.content) for s in twin.steps]
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_the_folder_meets_every_target_of_its_self_audit_and_its_card_says_so(name: str, wide, tmp_path) -> None:
+    records, twins, summary = wide[name]
+    out = export(systems()[name], records, summary, tmp_path / name, twins)
+    figures = audit_folder(out)
+    assert figures["sessions"] == 300 and figures["clean_twin"]["classifier"]["n"] > 50
+    missed = {key for key, value in verdicts(figures).items() if value is not True}
+    assert missed == set(), validity_section(figures)
+    assert figures["positive_control"]["step_agent"]["accuracy"] >= 0.95
+    assert validity_section(figures) in (out / "README.md").read_text(encoding="utf-8")
 
 
 def test_every_cortex_fault_is_in_the_default_draw_and_can_decide(wide) -> None:
