@@ -160,8 +160,13 @@ def test_a_chatty_model_leaks_nothing_into_kept_sessions_or_method_prompts(style
     told = sorted(sid for sid, faults in planned.items() if faults == [AGENT_FAULT])
     assert told and len(told) < 6, planned
     assert sorted(summary["not_kept_sessions"]) == told
-    assert all(reason.startswith("model text gives the fault away") for reason in summary["not_kept_sessions"].values())
-    assert summary["regeneration_reasons"]["model text gives the fault away"] == 2 * len(told)
+    # Since generator 4 News-X's check reads the stance off the served headlines' tones, which the
+    # scripted replacement does not always match: such an attempt is refused by the check first.
+    refusals = ("model text gives the fault away", f"{AGENT_FAULT}: check failed")
+    assert all(reason.startswith(refusals) for reason in summary["not_kept_sessions"].values()), summary
+    reasons = summary["regeneration_reasons"]
+    assert reasons["model text gives the fault away"] >= 1
+    assert sum(reasons.get(r, 0) for r in refusals) == 2 * len(told), reasons
     assert sorted(r.id for r in records) == sorted(set(planned) - set(told))
     for record in records:
         assert [s.index for s in record.steps if _holds_instruction(s.content or "")] == []
