@@ -43,10 +43,10 @@ the same records give the same figures. Conventions:
   classifier on the prefix's shape only (:func:`prefix_shape`: its length, speakers, kinds and
   length bins, and the speaker and kind of its last three steps; no words). The prefix ends
   where the fault sits, so it names the faulty role's turn whenever roles speak at different
-  places; that place is audited on step+agent (position prior, structure). The verdict ``fault_free_prefix/beyond_position``: the
-  classifier at most 5 points above the better of the majority and ``position`` (the prefix's
-  words say nothing about the fault beyond where it sits). The classifier against the majority
-  alone is reported, never a verdict.
+  places; that place is audited on step+agent (position prior, structure). The verdict
+  ``fault_free_prefix/beyond_position``: the classifier at most 5 points above the better of the
+  majority and ``position`` (the prefix's words say nothing about the fault beyond where it
+  sits). The classifier against the majority alone is reported, never a verdict.
 - ``clean_twin``: the bag-of-words classifier of the fault id from a faulty session's whole clean
   twin (same scenario and seeds, no fault: what the scenario's preparation tells), over the
   faulty sessions whose twin is given. Verdict: at most 5 points above the majority (None with no
@@ -393,6 +393,7 @@ class Sample:
     def __init__(self, seed: int = SEED) -> None:
         self.seed, self.seen = seed, 0
         self._heap: list[tuple[int, str, Trajectory]] = []
+        self._kept: set[str] = set()
         self._twins: dict[str, Trajectory] = {}
 
     def add(self, t: Trajectory) -> None:
@@ -400,14 +401,17 @@ class Sample:
         key = -int(hashlib.sha256(f"{self.seed}:sample:{t.id}".encode()).hexdigest(), 16)
         if len(self._heap) < SAMPLE:
             heapq.heappush(self._heap, (key, t.id, t))
+            self._kept.add(t.id)
         elif key > self._heap[0][0]:
             _, dropped, _ = heapq.heapreplace(self._heap, (key, t.id, t))
+            self._kept.discard(dropped)
+            self._kept.add(t.id)
             self._twins.pop(dropped, None)
 
     def add_twin(self, twin: Trajectory) -> None:
         """Keep ``twin`` when the session it is the twin of is in the sample (add that session first)."""
         of = twin.meta.get("twin_of")
-        if of in {kept for _, kept, _ in self._heap}:
+        if of in self._kept:
             self._twins[str(of)] = twin
 
     def figures(self) -> dict[str, Any]:

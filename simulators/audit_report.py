@@ -18,7 +18,7 @@ def _percent(value: float | None) -> str:
 
 
 def verdicts(figures: dict[str, Any]) -> dict[str, bool | None]:
-    """Each target of the module's constants: met (True), missed (False), nothing to score (None)."""
+    """Each target of ``simulators.audit``'s constants: met (True), missed (False), nothing to score (None)."""
     out: dict[str, bool | None] = {}
     for target in ("exact_vector", "step_agent"):
         base = figures[target]["majority"]["accuracy"]
