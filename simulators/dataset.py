@@ -54,7 +54,7 @@ from simulators.engine import (
     run_session,
 )
 
-GENERATOR_VERSION = "4"
+GENERATOR_VERSION = "5"
 MAX_ATTEMPTS = 100
 MAX_REDRAWS = 5
 

@@ -227,30 +227,45 @@ def _fresh(rng: random.Random, low: float, high: float, taken: set[str], digits:
             return value
 
 
-def _invented(source: str, ticker: str, rng: random.Random, taken: set[str]) -> str:
-    """A bullish data line of ``source``'s form, with figures no report states."""
+def _invented(report: dict[str, Any], ticker: str, rng: random.Random, taken: set[str]) -> list[str]:
+    """Bullish data lines of ``report``'s form, as many as it has, with figures no report states."""
+    source = report["points"][0].split(":")[0]
     if source == "Market":
-        sma = _fresh(rng, 20, 700, taken, 2)
-        return f"Market: close {_fresh(rng, 20, 700, taken, 2)} against the 50-day SMA {sma} (+{_fresh(rng, 1, 9, taken)}%), bullish"
+        close, sma50, sma200 = (_fresh(rng, 20, 700, taken, 2) for _ in range(3))
+        return [f"Market: close {close} against the 50-day SMA {sma50} (+{_fresh(rng, 1, 9, taken)}%), bullish",
+                f"Market: 50-day SMA {sma50} against 200-day SMA {sma200}: golden cross, bullish",
+                f"Market: MACD histogram {_fresh(rng, 0.1, 3, taken, 2)}: bullish momentum, RSI(14) at "
+                f"{_fresh(rng, 46, 68, taken)}: neutral zone"]
     if source == "Social":
         total = _fresh(rng, 31, 59, taken, 0)
-        return f"Social: StockTwits {_fresh(rng, 20, 29, taken, 0)} bullish against {_fresh(rng, 2, 9, taken, 0)} bearish of {total} messages"
-    if source == "News":
-        values = {"name": data.TICKERS[ticker], "ticker": ticker, "a": _fresh(rng, 8, 25, taken),
-                  "b": _fresh(rng, 1, 30, taken), "k": _fresh(rng, 2, 6, taken, 0)}
-        return f"News: {rng.choice(data.NEWS[1])[0].format(**values)} ({rng.choice(data.PUBLISHERS)})"
-    return (f"Fundamentals: revenue growth {_fresh(rng, 12, 30, taken)}% year on year, operating margin "
-            f"{_fresh(rng, 26, 40, taken)}%")
+        return [f"Social: StockTwits {_fresh(rng, 20, 29, taken, 0)} bullish against {_fresh(rng, 2, 9, taken, 0)} "
+                f"bearish of {total} messages"]
+    if source == "News":  # good-news headlines, at least one with a figure, none the report lists
+        values = {"name": data.TICKERS[ticker], "ticker": ticker}
+        unlisted = [t for t, _ in data.NEWS[1] if t.format(**values, a="", b="") not in report["text"]]
+        chosen = rng.sample(unlisted, min(len(unlisted), len(report["points"])))
+        if not any("{a}" in t or "{b}" in t for t in chosen):
+            chosen[0] = rng.choice([t for t in unlisted if "{a}" in t or "{b}" in t])
+        return [f"News: {t.format(**values, a=_fresh(rng, 8, 25, taken), b=_fresh(rng, 1, 30, taken))} "
+                f"({rng.choice(data.PUBLISHERS)})" for t in chosen]
+    return [f"Fundamentals: {line}" for line in fundamentals_points(
+        f"{_fresh(rng, 12, 30, taken)}%", f"{_fresh(rng, 26, 40, taken)}%", _fresh(rng, 9, 24, taken),
+        _fresh(rng, -1.2, 2.4, taken), _fresh(rng, 2, 48, taken))]
+
+
+def _misquoted_report(reports: list[dict[str, Any]]) -> int:
+    """The report BullRes-X misquotes: the first (in the session's order) that is not bullish, the
+    first when all are."""
+    return next((k for k, r in enumerate(reports) if r["stance"] <= 0), 0)
 
 
 def _misquote(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """In every round, one bullish data line the reports never state for each report that is not
-    bullish (each report when all are), attributed to it. (Every turn of a role a fault acts on is
-    the fault's: a model given the instruction follows it from its first turn.)"""
-    present = [r["points"][0].split(":")[0] for r in inputs["reports"]]
-    others = [name for name, r in zip(present, inputs["reports"]) if r["stance"] <= 0] or present
-    taken = _report_figures(inputs)
-    invented = [_invented(name, inputs["ticker"], rng, taken) for name in rng.sample(others, len(others))]
+    """In every round, the bull's own citations and, attributed to one report that is not bullish
+    (:func:`_misquoted_report`), as many bullish data lines as it has, with figures no report states.
+    (Every turn of a role a fault acts on is the fault's: a model given the instruction follows it
+    from its first turn.)"""
+    report = inputs["reports"][_misquoted_report(inputs["reports"])]
+    invented = _invented(report, inputs["ticker"], rng, _report_figures(inputs))
     return debate_turn("Bull Analyst", [*out["citations"], *invented], rng, inputs["round"] > 1)
 
 
@@ -259,11 +274,13 @@ def _inverted_market(inputs: dict[str, Any], out: dict[str, Any], rng: random.Ra
 
 
 def _scandal(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """The last served item replaced by a scandal headline the news tool never served."""
-    served = [title for title, _, _ in inputs["items"]]
-    titles = [t for t in data.SCANDALS if data.headline(t, inputs, random.Random(0))[0] not in served]
-    title, publisher, _ = data.headline(rng.choice(titles), inputs, rng)
-    points = [f"{t} ({p})" for t, p, _ in inputs["items"][:-1]] + [f"{title} ({publisher})"]
+    """The last served item replaced by a scandal headline the news tool never served (the tool
+    serves scandals too, as bad news), the stance bearish."""
+    served = {title for title, _, _ in inputs["items"]}
+    unserved = [t for t in data.SCANDALS if data.headline(t, inputs, random.Random(0))[0] not in served]
+    while (item := data.headline(rng.choice(unserved or data.NEWS[-1]), inputs, rng))[0] in served:
+        pass  # (a bad-news headline when the tool served every scandal)
+    points = [f"{t} ({p})" for t, p, _ in inputs["items"][:-1]] + [f"{item[0]} ({item[1]})"]
     return news_report(inputs, -1, points, rng)
 
 
@@ -315,13 +332,15 @@ def lost_last_time(entries: list[dict[str, Any]]) -> bool:
 
 
 def _override(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """After a past decision that lost (the memory's first), the rating the plan, the proposal and
-    the risk team support reversed; else Hold against it; Buy against a sound Hold."""
+    """After a past decision that lost (the memory's first), the direction the plan, the proposal
+    and the risk team support reversed, at the moderate tier (Overweight or Underweight); else Hold
+    against it; Overweight against a sound Hold."""
     sound = _sound_rating(inputs)
     if sound == "Hold":
-        return rating_output("Buy", inputs, rng)
+        return rating_output("Overweight", inputs, rng)
     reverse = lost_last_time(inputs["memory"].get("entries", []))
-    return rating_output(data.RATINGS[4 - data.RATINGS.index(sound)] if reverse else "Hold", inputs, rng)
+    moderate = "Underweight" if data.RATINGS.index(sound) > 2 else "Overweight"
+    return rating_output(moderate if reverse else "Hold", inputs, rng)
 
 
 def _collapse(inputs: dict[str, Any], out: dict[str, Any], rng: random.Random) -> dict[str, Any]:

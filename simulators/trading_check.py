@@ -151,8 +151,8 @@ _INDICATOR = re.compile(r"^(close_50_sma|close_200_sma|rsi|macdh|close): (-?[\d.
 class Log:
     """What the counterfactual reads off the log: the debate's net cited lines; the directions of
     the plan, the proposal and the final rating; the bull's turns; whether the memory's first past
-    decision lost more than 1%; per analyst that ran, (its report's data lines, the stance it
-    wrote, the stance its data give)."""
+    decision lost more than 1%; per analyst that ran, in the order the reports were written, (its
+    report's data lines, the stance it wrote, the stance its data give)."""
 
     net: int
     plan: int
@@ -169,8 +169,9 @@ def _lost(memory: Step | None) -> bool:
 
 
 def _stances(steps: Sequence[Step], first: dict[str, Step], served: list[str]) -> dict[str, tuple[int, int, int | None]]:
-    """Per analyst that ran: (data lines, the stance its report states, the stance its logged data
-    give: the indicators' regime, the feed's counts, the revenue growth, the headlines' tones)."""
+    """Per analyst that ran, in the log's order: (data lines, the stance its report states, the
+    stance its logged data give: the indicators' regime, the feed's counts, the revenue growth,
+    the headlines' tones)."""
     tool = {s.agent: s.content for s in steps if s.kind == "tool_result" and s.content.startswith(("## Indicators", "Revenue growth"))}
     feed = _first(steps, lambda s: s.content.startswith("Pre-fetched social feed"))
     data: dict[str, int | None] = {}
@@ -190,7 +191,7 @@ def _stances(steps: Sequence[Step], first: dict[str, Step], served: list[str]) -
     if served and None not in tones:
         data["news_analyst"] = news_stance(tones)  # type: ignore[arg-type]
     out = {}
-    for agent in ANALYSTS:
+    for agent in sorted((a for a in ANALYSTS if a in first), key=lambda a: first[a].index):
         stated = _STANCE.search(first[agent].content) if agent in first else None
         if stated:
             word = {"bullish": 1, "neutral": 0, "bearish": -1}[stated.group(1)]
@@ -208,8 +209,9 @@ def directions(log: Log, found: set[str], active: frozenset[str]) -> int | None:
             return None
         stance[agent] = clean if fault is not None else stated  # type: ignore[assignment]
     side = {d: sum(lines for a, (lines, _, _) in log.stances.items() if stance[a] == d) for d in (1, -1)}
-    if "BullRes-X" in active:  # one invented line per report that is not bullish, each round
-        side[1] += log.bull_turns * (sum(s <= 0 for s in stance.values()) or len(stance))
+    if "BullRes-X" in active:  # the first report that is not bullish (else the first) misquoted in full, each round
+        misquoted = next((a for a, d in stance.items() if d <= 0), next(iter(stance), None))
+        side[1] += log.bull_turns * (log.stances[misquoted][0] if misquoted else 0)
     net = side[1] - side[-1]
     plan, tier = sign(net), 2 if abs(net) > 3 else 1
     if "ResMgr-X" in active:  # the weaker side crowned after several rounds if it cited anything, else even

@@ -52,7 +52,7 @@ def test_generated_table1_reports_table1_on_blames_mix_with_the_design_effect(
         stated = stated_generation(logs / "generated" / system)
         assert {k: stated[k] for k in ("generator", "system", "mode", "seed", "sessions", "mix", "decisive_only",
                                        "safe_share", "max_faults")} == {
-            "generator": "simulators 4", "system": system, "mode": "template", "seed": 0, "sessions": 12,
+            "generator": "simulators 5", "system": system, "mode": "template", "seed": 0, "sessions": 12,
             "mix": "blame", "decisive_only": True, "safe_share": 0.0, "max_faults": 1}
         records = load_trajectory_folder(logs / "generated" / system)
         assert all(r.label is not None and r.outcome == "failed" for r in records)  # BLAME's mix: failures only

@@ -136,7 +136,7 @@ def test_the_same_seed_gives_the_same_folder_and_it_loads(system_name: str, tmp_
     loaded = load_trajectory_folder(tmp_path / "a")
     assert len(loaded) == first["sessions"] == 8 and {t.source for t in loaded} == {f"generated/{system_name}"}
     card = (tmp_path / "a" / "README.md").read_text(encoding="utf-8")
-    assert "simulators 4" in card and f"`{system_name}`" in card and "regenerations:" in card
+    assert "simulators 5" in card and f"`{system_name}`" in card and "regenerations:" in card
 
 
 def test_decisive_only_keeps_failures_only() -> None:

@@ -114,7 +114,7 @@ def test_structure_varies_in_clean_and_faulty_sessions_alike(folder) -> None:
         if r.label is not None and r.label.step is not None:
             labelled.setdefault(r.label.fault_names[0], []).append(r.label.step)
     assert all(len(set(steps)) >= 3 for steps in labelled.values() if len(steps) >= 5)
-    assert {f for f, steps in labelled.items() if len(set(steps)) >= 4} >= {"Trader-X", "RiskMgr-X", "Market-X"}
+    assert len({f for f, steps in labelled.items() if len(set(steps)) >= 4}) >= 3
     orders = {tuple(dict.fromkeys(s.agent for s in r.steps if s.agent.endswith("_analyst") and s.agent[:4] in
                                   ("mark", "soci", "news", "fund"))) for r in records}
     assert len(orders) >= 20
@@ -169,8 +169,8 @@ CAUSED = [
     ([(3, 1, -1), None, (2, 0, 0), (3, -1, -1)], 0, 0, 0, 1, {"lost": True}, {"RiskMgr-X"}),
     # Market-X and Fund-X each turn the evidence (-4) bullish alone: over-determined, both causes.
     ([(3, 1, -1), None, (2, 1, 1), (3, 1, -1)], 8, 1, 1, 1, {}, {"Market-X", "Fund-X"}),
-    # BullRes-X invents one line per non-bullish report in each of 3 rounds (3 x 3 = 9 over a net
-    # of -1); without Fund-X four reports are not bullish (12 over -7): still a Buy, so only
+    # BullRes-X misquotes the first non-bullish report (the market's 3 lines) in each of 3 rounds
+    # (9 more bull lines: net 12 - 4 = 8); without Fund-X the net is 9 - 7: still a Buy, so only
     # BullRes-X is a but-for cause.
     ([(3, -1, -1), (1, -1, -1), (2, 0, 0), (3, 1, -1)], 8, 1, 1, 1, {"bull_turns": 3},
      {"BullRes-X"}),
