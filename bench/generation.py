@@ -24,9 +24,17 @@ and, for a faulty session, the injected run), the calls, and the model usage's i
 tokens per attempt, and the calls per kept session. The offline model answers at once and its
 random text fails most manifestation checks, so these are counts, not a model's speed or yield.
 
+``--keep-rate``: per fault of each system, ``--model-sessions`` sessions (default 5) that hold that
+fault alone, one attempt each (``simulators.model_task.simulate``, as one ``inspect_ai.eval``), on
+``--model-name`` or, with ``--local``, on the bundled SmolLM2-135M-Instruct served by llama.cpp on
+loopback (``--max-tokens`` answer tokens, greedy, ``--threads`` threads, default every core): the
+kept sessions per fault, why the others were not, and the wall time.
+
     .venv/bin/python bench/generation.py --out results/generation.md            # about 3 minutes
     .venv/bin/python bench/generation.py --memory --out results/generation_memory.md  # about 15 minutes
     .venv/bin/python bench/generation.py --model --out results/generation_model.md
+    .venv/bin/python bench/generation.py --keep-rate --out results/keep_rate_offline.md
+    .venv/bin/python bench/generation.py --keep-rate --local --out results/keep_rate_smollm2.md
 """
 
 from __future__ import annotations
@@ -212,9 +220,66 @@ def model_table(rows: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def measure_keep_rate(sessions: int, model: str, max_tokens: int | None = None,
+                      base_url: str | None = None) -> list[dict[str, Any]]:
+    """Per system and fault, ``sessions`` one-fault sessions of one attempt each in model mode:
+    how many were kept and the reasons of the others (one ``inspect_ai.eval`` over every fault)."""
+    from collections import Counter
+
+    from inspect_ai import eval as inspect_eval
+
+    import providers.offline_model  # noqa: F401  (registers the offline/... provider)
+    from simulators import registry
+    from simulators.model_task import ATTEMPTS_KEY, simulate
+
+    runs = [(system, fault) for system in SYSTEMS for fault in registry.systems()[system].faults]
+    tasks = [simulate(system, sessions=sessions, seed=0, faults=fault, safe_share=0.0, max_attempts=1)
+             for system, fault in runs]
+    if base_url:
+        os.environ.update(VLLM_BASE_URL=base_url, VLLM_API_KEY="local")
+    started = time.perf_counter()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        logs = inspect_eval(tasks, model=model, log_dir=tmp, display="none", max_tasks=4, max_tokens=max_tokens,
+                            temperature=0 if base_url else None, seed=0)
+        wall = time.perf_counter() - started
+        for (system, fault), log in zip(runs, logs, strict=True):
+            attempts = [a for sample in log.samples or [] for a in sample.store.get(ATTEMPTS_KEY, [])]
+            reasons = Counter(str(a["reason"]) for a in attempts if not a["kept"])
+            rows.append({"system": system, "fault": fault, "model": model, "status": log.status, "sessions": sessions,
+                         "kept": sum(bool(a["kept"]) for a in attempts), "calls": sum(a["calls"] for a in attempts),
+                         "reasons": dict(reasons.most_common()), "wall_s": wall})
+    return rows
+
+
+def keep_rate_table(rows: list[dict[str, Any]]) -> list[str]:
+    return ["| model | system | fault | kept | model calls | not kept (reason: attempts) |",
+            "| :--- | :--- | :--- | ---: | ---: | :--- |",
+            *[f"| {r['model']} | {r['system']} | {r['fault']} | {r['kept']} / {r['sessions']} | {r['calls']} | "
+              + ("; ".join(f"{why}: {n}" for why, n in r["reasons"].items()) or "–")
+              + ("" if r["status"] == "success" else f" (log {r['status']})") + " |" for r in rows]]
+
+
 def _context(argv: list[str]) -> str:
     return (f"`{' '.join(['bench/generation.py', *argv])}`; Python {platform.python_version()}, {platform.machine()}, "
             f"load average at the end {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+
+
+def keep_rate(args: argparse.Namespace, argv: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """``--keep-rate``'s rows and report, on the local model's server when ``--local``."""
+    sessions = args.model_sessions or 5
+    if args.local:
+        from providers.local_model import SERVED_MODEL_NAME, LocalModelServer
+
+        with LocalModelServer(threads=args.threads) as server:
+            rows = measure_keep_rate(sessions, f"vllm/{SERVED_MODEL_NAME}", args.max_tokens, server.base_url)
+        how = f", {args.max_tokens} answer tokens, greedy, {args.threads} llama.cpp threads"
+    else:
+        rows = measure_keep_rate(sessions, args.model_name)
+        how = ""
+    wall = rows[0]["wall_s"] if rows else 0.0
+    return rows, [f"Model-mode keep rate per fault: {sessions} one-fault sessions of one attempt each{how} "
+                  f"({_context(argv)}); wall time {wall:.0f} s for all:", "", *keep_rate_table(rows)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -222,7 +287,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default=None, help="sessions per system, comma-separated")
     parser.add_argument("--memory", action="store_true", help="peak memory per system at --sizes (default 1000,5000)")
     parser.add_argument("--model", action="store_true", help="model-mode calls and tokens per session instead")
-    parser.add_argument("--model-sessions", type=int, default=8, help="sessions per system in model mode")
+    parser.add_argument("--keep-rate", action="store_true", help="model-mode keep rate per fault instead")
+    parser.add_argument("--local", action="store_true", help="--keep-rate on the bundled SmolLM2 (llama.cpp, loopback)")
+    parser.add_argument("--max-tokens", type=int, default=256, help="answer tokens of --local")
+    parser.add_argument("--threads", type=int, default=os.cpu_count(), help="llama.cpp threads of --local")
+    parser.add_argument("--model-sessions", type=int, help="sessions per system in model mode (default 8), per "
+                        "fault with --keep-rate (default 5)")
     parser.add_argument("--model-name", default="offline/random", help="the Inspect model of model mode")
     parser.add_argument("--out", type=Path, help="write the Markdown table here as well (and the figure beside it)")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # one template measurement, as JSON
@@ -241,8 +311,10 @@ def main(argv: list[str] | None = None) -> int:
         rows = memory_rows(sizes)
         lines = [f"Peak memory of template-mode generation, one fresh process per system and N ({_context(argv)}):",
                  "", *memory_table(rows)]
+    elif args.keep_rate:
+        rows, lines = keep_rate(args, argv)
     elif args.model:
-        rows = measure_model(args.model_sessions, args.model_name)
+        rows = measure_model(args.model_sessions or 8, args.model_name)
         lines = [f"Model-mode generation, calls and tokens from the Inspect logs ({_context(argv)}):", "",
                  *model_table(rows)]
     else:
@@ -260,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")
         args.out.with_suffix(".json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
-        if not args.model and not args.memory:
+        if not args.model and not args.memory and not args.keep_rate:
             template_figure(rows, args.out.parent / "generation.png")
     return 0
 

@@ -1,10 +1,14 @@
 """bench/generation.py at a tiny size: one template measurement, its table row and figure, and the
-model-mode counts of one session per system on the offline model (small and fast)."""
+model-mode counts of one session per system on the offline model, and the keep rate of one
+session per fault (small and fast)."""
 
 from __future__ import annotations
 
+import json
+
 from bench.generation import (
     SYSTEMS,
+    main,
     measure_memory,
     measure_model,
     measure_template,
@@ -31,6 +35,23 @@ def test_model_mode_counts_attempts_calls_and_tokens_from_the_logs() -> None:
     for r in rows:
         assert 1 <= r["attempts"] <= 2 and r["calls"] > 0 and r["input_tokens"] > 0 and r["output_tokens"] > 0
     assert model_table(rows)[2].startswith("| cortex | offline/random | 1 | ")
+
+
+def test_the_keep_rate_runs_every_fault_of_both_systems_and_gives_each_attempt_a_reason(tmp_path) -> None:
+    """One one-fault session per fault on the offline model: every attempt is kept or says why, and
+    the report names the command and the wall time."""
+    from simulators import systems
+
+    out = tmp_path / "keep.md"
+    assert main(["--keep-rate", "--model-sessions", "1", "--out", str(out)]) == 0
+    rows = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert [(r["system"], r["fault"]) for r in rows] == [(s, f) for s in SYSTEMS for f in systems()[s].faults]
+    for r in rows:
+        assert r["status"] == "success" and r["sessions"] == 1 and r["calls"] > 0
+        assert r["kept"] + sum(r["reasons"].values()) == 1
+    text = out.read_text(encoding="utf-8")
+    assert "`bench/generation.py --keep-rate --model-sessions 1 --out " in text and "wall time" in text
+    assert f"| offline/random | trading | Feed-X | {rows[-1]['kept']} / 1 | " in text
 
 
 def test_one_memory_measurement_gives_its_row() -> None:
