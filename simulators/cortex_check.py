@@ -4,16 +4,11 @@ the logged text and names the catalogue's faults that it shows, each with the tu
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from blame.schema import Step
 from simulators.cortex_clinic import GMFCS_NAMES, MOBILITY, PLANS, choose_plan
-
-
-def _first(steps: Sequence[Step], test: Callable[[Step], bool]) -> Step | None:
-    return next((s for s in steps if test(s)), None)
-
-
+from simulators.engine import first_step
 
 _LEVEL = re.compile(r"GMFCS (?:level )?(IV|III|II|I)\b")
 _SPEED = re.compile(r"(\d+(?:\.\d+)?) m/s")
@@ -40,10 +35,10 @@ def _seizure_hidden(steps: Sequence[Step], intake: Step | None) -> bool:
 
 def _guardian_hid(steps: Sequence[Step]) -> bool:
     """The intake against the child's presentation, the EHR and the guardian's later remarks."""
-    intake = _first(steps, lambda s: s.agent == "parent_guardian")
+    intake = first_step(steps, lambda s: s.agent == "parent_guardian")
     if intake is None:
         return False
-    ehr = _first(steps, lambda s: s.content.startswith("EHR "))
+    ehr = first_step(steps, lambda s: s.content.startswith("EHR "))
     return (_seizure_hidden(steps, intake)
             or (re.search(r"Sleep: (well|fairly well)\.", intake.content) is not None and "yawning" in _observed(steps, intake))
             or ("Medication changes or missed doses: none" in intake.content and ehr is not None
@@ -57,8 +52,8 @@ def _doctor_misstates(steps: Sequence[Step], test: Step | None, diagnosis: str) 
         stated = _LEVEL.search(diagnosis)
         if level is not None and stated and stated.group(1) != GMFCS_NAMES[level]:
             return True
-    intake = _first(steps, lambda s: s.agent == "parent_guardian")
-    ehr = _first(steps, lambda s: s.content.startswith("EHR "))
+    intake = first_step(steps, lambda s: s.agent == "parent_guardian")
+    ehr = first_step(steps, lambda s: s.content.startswith("EHR "))
     said = intake.content if intake else ""
     record = ehr.content if ehr else ""
     if "Seizures since the last visit: one" in said and "recent seizure" not in diagnosis:
@@ -77,8 +72,8 @@ def _changes_plan(steps: Sequence[Step], test: Step | None, diagnosis: str) -> b
     child's state allows as the log shows it (the intake, a seizure the intake hid but the child or
     the guardian showed, the EHR and the test): a misstatement that changes no plan causes nothing
     (its step is then no answer, its component still is)."""
-    intake = _first(steps, lambda s: s.agent == "parent_guardian")
-    ehr = _first(steps, lambda s: s.content.startswith("EHR "))
+    intake = first_step(steps, lambda s: s.agent == "parent_guardian")
+    ehr = first_step(steps, lambda s: s.content.startswith("EHR "))
     said, record = intake.content if intake else "", ehr.content if ehr else ""
     level = next((lv for lv, (indoor, _, _) in MOBILITY.items() if test and indoor in test.content), None)
     stated = _LEVEL.search(diagnosis)
@@ -126,15 +121,15 @@ def cortex_faults(steps: Sequence[Step]) -> dict[str, int | None]:
     found: dict[str, int | None] = {}
     if _guardian_hid(steps):
         found["GUA-X"] = None
-    test = _first(steps, lambda s: s.content.startswith("Mobility activity test:"))
-    diagnosis = _first(steps, lambda s: s.agent == "doctor" and s.kind == "agent" and "Observed mobility" in s.content)
+    test = first_step(steps, lambda s: s.content.startswith("Mobility activity test:"))
+    diagnosis = first_step(steps, lambda s: s.agent == "doctor" and s.kind == "agent" and "Observed mobility" in s.content)
     if diagnosis is not None and _doctor_misstates(steps, test, diagnosis.content):
         found["DD-X"] = diagnosis.index if _changes_plan(steps, test, diagnosis.content) else None
     plans = [(s, line) for s in steps if s.agent == "chief" and s.kind == "agent" and (line := _PLAN_LINE.search(s.content))]
     wrong = [s for s, line in plans if _outside_plan(line)]
     if wrong:
         found["CR-X"] = wrong[0].index
-    configured = _first(steps, lambda s: s.content.startswith("Configure:"))
+    configured = first_step(steps, lambda s: s.content.startswith("Configure:"))
     before = [line for s, line in plans if configured is None or s.index < configured.index]
     # the prescribed plan's range (the table fetched may be another's)
     ceiling = PLANS[int(before[-1].group(1))]["speed"][1] if before and int(before[-1].group(1)) in PLANS else None

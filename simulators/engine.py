@@ -256,6 +256,11 @@ def prepared_scenario(system: System, seed: int, faults: Sequence[Fault],
     return scenario
 
 
+def first_step(steps: Sequence[Step], test: Callable[[Step], bool]) -> Step | None:
+    """The first step that passes ``test`` (None when none does)."""
+    return next((s for s in steps if test(s)), None)
+
+
 def first_difference(a: Sequence[Step], b: Sequence[Step]) -> int | None:
     """The first index at which two logs differ (None when equal)."""
     for i, (x, y) in enumerate(zip(a, b)):

@@ -17,20 +17,15 @@ own way), every found agent fault names its turn."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
 from blame.schema import Step
+from simulators.engine import first_step
 from simulators.trading import contradicted_readings
 from simulators.trading_data import LESSONS, RATINGS, growth_stance, headline_tone, news_stance, regime
 from simulators.trading_roles import BOLD, expected_rating, sign
-
-
-def _first(steps: Sequence[Step], test: Callable[[Step], bool]) -> Step | None:
-    return next((s for s in steps if test(s)), None)
-
-
 
 _NUMBER = r"-?\d+(?:\.\d+)?"
 _CLOSES = re.compile(rf"^\d{{4}}-\d\d-\d\d,{_NUMBER},{_NUMBER},{_NUMBER},({_NUMBER}),", re.MULTILINE)
@@ -67,7 +62,7 @@ def trading_faults(steps: Sequence[Step]) -> dict[str, int | None]:
         if s.kind == "agent":
             turns.setdefault(s.agent, []).append(s)
     first = {agent: ts[0] for agent, ts in turns.items()}
-    table = _first(steps, lambda s: s.content.startswith("# Stock data"))
+    table = first_step(steps, lambda s: s.content.startswith("# Stock data"))
     closes = [float(x) for x in _CLOSES.findall(table.content)] if table else []
     if len(closes) >= 2 and closes[-1] > 5 * closes[-2]:
         found["Feed-X"] = None
@@ -76,13 +71,13 @@ def trading_faults(steps: Sequence[Step]) -> dict[str, int | None]:
         if contradicted_readings(market.content):
             found["Market-X"] = market.index
     fundamentals = first.get("fundamentals_analyst")
-    sheet = _first(steps, lambda s: s.agent == "fundamentals_analyst" and s.kind == "tool_result"
+    sheet = first_step(steps, lambda s: s.agent == "fundamentals_analyst" and s.kind == "tool_result"
                    and s.content.startswith("Revenue growth"))
     if fundamentals is not None and sheet is not None:
         if set(_FIGURE.findall(fundamentals.content)) - set(_FIGURE.findall(sheet.content)):
             found["Fund-X"] = fundamentals.index
     news = first.get("news_analyst")
-    tool = _first(steps, lambda s: s.kind == "tool_result" and s.content.startswith("## ") and " News, week" in s.content
+    tool = first_step(steps, lambda s: s.kind == "tool_result" and s.content.startswith("## ") and " News, week" in s.content
                   and not s.content.startswith("## Global"))
     served = re.findall(r"^### (.*) \(source: ", tool.content, re.MULTILINE) if tool is not None else []
     if news is not None and tool is not None:
@@ -115,7 +110,7 @@ def trading_faults(steps: Sequence[Step]) -> dict[str, int | None]:
     if conservative is not None:
         found["Cons-X"] = conservative.index
     stances = ["bold" if bold(ts[-1]) else "cautious" for ts in risk if ts]
-    memory = _first(steps, lambda s: s.agent == "system_memory")
+    memory = first_step(steps, lambda s: s.agent == "system_memory")
     ticker = _search(r"^Past decisions retrieved for (\w+)'s situation", memory)
     reverse = bool(memory) and any(t == ticker and lesson in LESSONS["reverse"]
                                    for t, lesson in _MEMORY.findall(memory.content))  # type: ignore[union-attr]
@@ -173,7 +168,7 @@ def _stances(steps: Sequence[Step], first: dict[str, Step], served: list[str]) -
     stance its logged data give: the indicators' regime, the feed's counts, the revenue growth,
     the headlines' tones)."""
     tool = {s.agent: s.content for s in steps if s.kind == "tool_result" and s.content.startswith(("## Indicators", "Revenue growth"))}
-    feed = _first(steps, lambda s: s.content.startswith("Pre-fetched social feed"))
+    feed = first_step(steps, lambda s: s.content.startswith("Pre-fetched social feed"))
     data: dict[str, int | None] = {}
     readings = {k: float(v) for k, v in _INDICATOR.findall(tool.get("market_analyst", ""))}
     if len(readings) == 5:
